@@ -1,0 +1,25 @@
+"""Benchmark data: services, requirements, mutants and golden tests."""
+
+from restbench.benchmark.loader import builtin_service_names, load_service, resolve_services
+from restbench.benchmark.models import (
+    BenignVariant,
+    Edit,
+    Mutant,
+    Requirement,
+    Service,
+    ServiceData,
+    Variant,
+)
+
+__all__ = [
+    "BenignVariant",
+    "Edit",
+    "Mutant",
+    "Requirement",
+    "Service",
+    "ServiceData",
+    "Variant",
+    "builtin_service_names",
+    "load_service",
+    "resolve_services",
+]

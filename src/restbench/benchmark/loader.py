@@ -1,0 +1,118 @@
+"""Loading and checking a service folder; every problem becomes a one-line DataError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from restbench.benchmark.models import Service, ServiceData
+from restbench.errors import DataError
+
+DATA_FILE = "requirements.yaml"
+
+
+def builtin_services_root() -> Path:
+    return Path(str(resources.files("restbench") / "services"))
+
+
+def builtin_service_names() -> list[str]:
+    root = builtin_services_root()
+    return sorted(p.name for p in root.iterdir() if (p / DATA_FILE).is_file())
+
+
+def resolve_services(names: Iterable[str] | None) -> list[Service]:
+    """Built-in service names or paths to service folders; None means every built-in service."""
+    chosen = list(names) if names else builtin_service_names()
+    services = []
+    for name in chosen:
+        path = Path(name)
+        if not (path / DATA_FILE).is_file():
+            builtin = builtin_services_root() / name
+            if not (builtin / DATA_FILE).is_file():
+                known = ", ".join(builtin_service_names())
+                raise DataError(f"unknown service '{name}': not a built-in ({known}) "
+                                f"and not a folder with a {DATA_FILE}")
+            path = builtin
+        services.append(load_service(path))
+    return services
+
+
+def _describe(error: ValidationError, raw: object) -> str:
+    """The first pydantic problem, phrased with the item id it belongs to."""
+    problem = error.errors()[0]
+    location = list(problem["loc"])
+    item = _item_name(raw, location)
+    field = ".".join(str(part) for part in location[-1:])
+    if problem["type"] == "missing":
+        what = f"missing field '{field}'"
+    elif problem["type"] == "extra_forbidden":
+        what = f"unknown field '{field}'"
+    else:
+        what = f"field '{field}': {problem['msg']}"
+    return f"{item}: {what}" if item else what
+
+
+def _item_name(raw: object, location: list[object]) -> str:
+    """Walks the raw YAML along a pydantic error location and names the innermost item with an id."""
+    names = []
+    node = raw
+    for part in location[:-1]:
+        try:
+            node = node[part]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            break
+        if isinstance(node, dict):
+            label = "mutant" if "find" in node else "requirement"
+            if "id" in node:
+                names.append(f"{label} {node['id']}")
+            elif isinstance(part, int):
+                names.append(f"{label} #{part + 1}")
+    return names[-1] if names else ""
+
+
+def load_service(root: Path) -> Service:
+    """Reads and checks `root/requirements.yaml`: schema, unique ids, golden files present."""
+    data_file = root / DATA_FILE
+    try:
+        raw = yaml.safe_load(data_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{data_file}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise DataError(f"{data_file}: not valid YAML{where}: "
+                        f"{getattr(exc, 'problem', exc)}") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{data_file}: expected a mapping with 'service' and 'requirements'")
+    try:
+        data = ServiceData.model_validate(raw)
+    except ValidationError as exc:
+        raise DataError(f"{data_file}: {_describe(exc, raw)}") from None
+    service = Service(root=root, data=data)
+    _check_ids(service)
+    _check_golden_files(service)
+    return service
+
+
+def _check_ids(service: Service) -> None:
+    seen: set[str] = set()
+    for requirement in service.requirements:
+        if requirement.id in seen:
+            raise DataError(f"{service.data_file}: requirement {requirement.id}: duplicate id")
+        seen.add(requirement.id)
+    for item in [*service.mutants(), *service.data.benign]:
+        if item.id in seen:
+            raise DataError(f"{service.data_file}: mutant {item.id}: duplicate id")
+        seen.add(item.id)
+
+
+def _check_golden_files(service: Service) -> None:
+    for requirement in service.requirements:
+        path = service.golden_path(requirement)
+        if not path.is_file():
+            raise DataError(f"{service.data_file}: requirement {requirement.id}: "
+                            f"golden test {requirement.golden} does not exist")

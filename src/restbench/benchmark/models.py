@@ -1,0 +1,101 @@
+"""Typed models of the benchmark data as it is stored in a service's requirements.yaml."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Variant(str, enum.Enum):
+    """Which wording of a requirement a generator is given."""
+
+    PRECISE = "precise"
+    VAGUE = "vague"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Edit(_Strict):
+    """An exact-once find/replace in one file of the service's source."""
+
+    file: str = Field(min_length=1)
+    find: str = Field(min_length=1)
+    replace: str
+
+
+class Mutant(Edit):
+    """A hand-written fault that violates exactly one requirement."""
+
+    id: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+
+
+class BenignVariant(Edit):
+    """A change that keeps every requirement and the OpenAPI contract true."""
+
+    id: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+
+
+class Requirement(_Strict):
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    operations: list[str] = Field(min_length=1)
+    precise: str = Field(min_length=1)
+    vague: str = Field(min_length=1)
+    golden: str = Field(min_length=1)
+    mutants: list[Mutant] = Field(min_length=1)
+
+    def text(self, variant: Variant) -> str:
+        return (self.precise if variant is Variant.PRECISE else self.vague).strip()
+
+
+class ServiceData(_Strict):
+    """The content of requirements.yaml."""
+
+    service: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    description: str = ""
+    requirements: list[Requirement] = Field(min_length=1)
+    benign: list[BenignVariant] = []
+
+
+@dataclass(frozen=True)
+class Service:
+    """A benchmark service: its folder on disk and its validated data."""
+
+    root: Path
+    data: ServiceData
+
+    @property
+    def name(self) -> str:
+        return self.data.service
+
+    @property
+    def requirements(self) -> list[Requirement]:
+        return self.data.requirements
+
+    @property
+    def data_file(self) -> Path:
+        return self.root / "requirements.yaml"
+
+    @property
+    def app_dir(self) -> Path:
+        return self.root / "app"
+
+    def requirement(self, requirement_id: str) -> Requirement:
+        for requirement in self.data.requirements:
+            if requirement.id == requirement_id:
+                return requirement
+        raise KeyError(requirement_id)
+
+    def mutants(self) -> list[Mutant]:
+        return [m for r in self.data.requirements for m in r.mutants]
+
+    def golden_path(self, requirement: Requirement) -> Path:
+        return self.root / requirement.golden

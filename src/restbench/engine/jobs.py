@@ -1,0 +1,69 @@
+"""Running many executions: grouped by implementation so each server starts once."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from restbench.errors import ServiceStartError
+from restbench.execution import ExecutionResult, Executor
+from restbench.mutation import Implementation
+from restbench.serving import ServerPool
+
+# A group of executions on one implementation is split over several server replicas only when
+# each replica would still get at least this many executions.
+MIN_CHUNK = 6
+
+
+@dataclass(frozen=True)
+class Job:
+    code: str
+    implementation: Implementation
+    label: str
+    key: str = ""
+
+
+Done = Callable[[Job, ExecutionResult], None]
+
+
+def _chunks(jobs: list[Job], workers: int) -> list[list[Job]]:
+    parts = max(1, min(workers, len(jobs) // MIN_CHUNK))
+    size = math.ceil(len(jobs) / parts)
+    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
+
+
+async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
+                       on_done: Done) -> dict[str, ServiceStartError]:
+    """Runs every job after a reset of its implementation; returns the implementations that
+    failed to start (by id), whose jobs were not run."""
+    groups: dict[tuple[str, str], list[Job]] = {}
+    for job in jobs:
+        key = (job.implementation.service.name, job.implementation.id)
+        groups.setdefault(key, []).append(job)
+    chunks = [(replica, chunk) for group in groups.values()
+              for replica, chunk in enumerate(_chunks(group, executor.size))]
+    chunks.sort(key=lambda item: -len(item[1]))
+    slots = asyncio.Semaphore(executor.size)
+    failures: dict[str, ServiceStartError] = {}
+
+    async def run_chunk(replica: int, chunk: list[Job]) -> None:
+        implementation = chunk[0].implementation
+        async with slots:
+            try:
+                server = await pool.start(implementation, replica)
+            except ServiceStartError as exc:
+                failures[implementation.id] = exc
+                return
+            try:
+                for job in chunk:
+                    await server.reset()
+                    result = await executor.execute(job.code, server.base_url, name=job.label)
+                    result = replace(result, exchanges=tuple(await server.exchanges()))
+                    on_done(job, result)
+            finally:
+                await pool.stop(server)
+
+    await asyncio.gather(*(run_chunk(replica, chunk) for replica, chunk in chunks))
+    return failures

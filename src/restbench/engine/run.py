@@ -1,0 +1,360 @@
+"""`restbench run`: generate tests, execute them on every implementation, score them.
+
+Every generation and execution lands in the result store the moment it exists, under a key
+derived from what determines it; a rerun of the same matrix reuses what is there, so an
+interrupted run resumes and nothing is paid or counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from restbench import __version__
+from restbench.benchmark import Service, Variant, resolve_services
+from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
+from restbench.engine.jobs import Job, execute_jobs
+from restbench.errors import RestbenchError, ServiceStartError
+from restbench.execution import ExecutionResult, Executor, Outcome
+from restbench.execution.executor import CANONICAL_BASE_URL
+from restbench.generators import GeneratedTest, GenerationTask, Generator, GeneratorSpec
+from restbench.generators.registry import load_generator
+from restbench.mutation import Implementation, check_edits, implementations_of
+from restbench.mutation.apply import ORIGINAL
+from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
+from restbench.serving import ServerPool
+from restbench.store import ExecutionRow, GenerationRow, ResultStore
+from restbench.store.sqlite import digest
+
+log = logging.getLogger(__name__)
+NO_MODEL = "-"
+ALL_SERVICES = "all"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    services: tuple[str, ...] = ()  # empty: every built-in service
+    variants: tuple[Variant, ...] = (Variant.PRECISE, Variant.VAGUE)
+    generators: tuple[GeneratorSpec, ...] = (GeneratorSpec("golden"),)
+    models: tuple[str, ...] = ()
+    repetitions: int = 1
+    output_dir: Path = Path("restbench-results")
+    workers: int | None = None
+    timeout_s: float = 30.0
+    fresh: bool = False  # regenerate even what the store already has
+
+    def describe(self) -> dict[str, Any]:
+        return {"services": list(self.services), "variants": [v.value for v in self.variants],
+                "generators": [{"name": g.name, "args": g.args} for g in self.generators],
+                "models": list(self.models), "repetitions": self.repetitions,
+                "timeout_s": self.timeout_s}
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One line of the score table: generator x model x service x variant, over repetitions."""
+
+    generator: str
+    model: str
+    service: str
+    variant: str
+    requirements: int
+    score: AggregateScore
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    generation_s: float
+    failed_generations: int
+
+
+@dataclass
+class RunResult:
+    rows: list[ScoreRow]
+    per_requirement: list[dict[str, Any]]
+    store_path: Path
+    counts: dict[str, int] = field(default_factory=dict)
+    refines: bool = False
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One generation to make (or reuse)."""
+
+    spec: GeneratorSpec
+    generator: Generator
+    model: str
+    service: Service
+    requirement_id: str
+    variant: Variant
+    repetition: int
+    target: str
+
+    @property
+    def key(self) -> str:
+        return digest("generation", self.spec.name, self.spec.args, self.model,
+                      self.service.name, self.requirement_id, self.variant.value,
+                      self.repetition, self.target)
+
+
+def execution_key(code_sha: str, implementation: Implementation, timeout_s: float) -> str:
+    return digest("execution", code_sha, implementation.service.name, implementation.id,
+                  implementation.fingerprint(), timeout_s)
+
+
+class _LiveService:
+    """What a refining generator talks to: one implementation, reset before every draft run."""
+
+    def __init__(self, pool: ServerPool, executor: Executor, implementation: Implementation):
+        self._pool, self._executor, self._implementation = pool, executor, implementation
+        self._lock = asyncio.Lock()
+
+    async def execute(self, code: str) -> ExecutionResult:
+        async with self._lock:
+            server = await self._pool.start(self._implementation, replica=1000)
+            try:
+                await server.reset()
+                result = await self._executor.execute(code, server.base_url, name="draft")
+                return replace(result, exchanges=tuple(await server.exchanges()))
+            finally:
+                await self._pool.stop(server)
+
+
+class _Runner:
+    def __init__(self, config: RunConfig, on_event: EventHandler) -> None:
+        self.config = config
+        self.on_event = on_event
+        self.services = resolve_services(config.services)
+        for service in self.services:
+            check_edits(service)
+        self.generators = [(spec, load_generator(spec)) for spec in config.generators]
+        self.store = ResultStore(config.output_dir / "results.sqlite3")
+        self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
+                       "executions": 0, "executions_reused": 0}
+
+    def cells(self) -> list[_Cell]:
+        cells = []
+        for spec, generator in self.generators:
+            models = (list(self.config.models) or [NO_MODEL]) \
+                if getattr(generator, "uses_model", False) else [NO_MODEL]
+            for model in models:
+                for service in self.services:
+                    for requirement in service.requirements:
+                        targets = [ORIGINAL]
+                        if generator.refines:
+                            targets += [m.id for m in requirement.mutants]
+                        for variant in self.config.variants:
+                            for repetition in range(self.config.repetitions):
+                                cells += [_Cell(spec, generator, model, service, requirement.id,
+                                                variant, repetition, target)
+                                          for target in targets]
+        return cells
+
+    async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
+        server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
+        try:
+            async with httpx.AsyncClient(trust_env=False) as client:
+                response = await client.get(f"{server.base_url}/openapi.json")
+            return dict(response.json())
+        finally:
+            await pool.stop(server)
+
+    async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
+        cells = self.cells()
+        openapi = {s.name: await self._openapi(pool, s) for s in self.services}
+        self.on_event(PhaseStarted("generate", len(cells)))
+        rows = []
+        for cell in cells:
+            cached = None if self.config.fresh or not getattr(cell.generator, "cacheable", True) \
+                else self.store.generation(cell.key)
+            if cached is not None:
+                rows.append(cached)
+                self.counts["generations_reused"] += 1
+                self.on_event(Advanced("generate", cell.requirement_id, reused=True))
+                continue
+            row = await self._generate_one(cell, openapi[cell.service.name], pool, executor)
+            self.store.save_generation(row)
+            rows.append(row)
+            self.counts["generations"] += 1
+            self.on_event(Advanced("generate", cell.requirement_id))
+        return rows
+
+    async def _generate_one(self, cell: _Cell, openapi: dict[str, Any], pool: ServerPool,
+                            executor: Executor) -> GenerationRow:
+        live = None
+        if cell.generator.refines:
+            live = _LiveService(pool, executor, implementations_of(cell.service)[cell.target])
+        task = GenerationTask(cell.service, cell.service.requirement(cell.requirement_id),
+                              cell.variant, openapi, CANONICAL_BASE_URL,
+                              None if cell.model == NO_MODEL else cell.model, cell.repetition,
+                              cell.target, live)
+        started = time.perf_counter()
+        status, error, test = "ok", "", GeneratedTest("")
+        try:
+            produced = cell.generator.generate(task)
+            test = await produced if inspect.isawaitable(produced) else produced
+            if not isinstance(test, GeneratedTest):
+                raise TypeError(f"generate() returned {type(test).__name__}, not GeneratedTest")
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed generation is a result, not a crash
+            status, error = "error", f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+            self.counts["generation_failures"] += 1
+            self.on_event(Notice(f"{cell.spec.label()} failed on {cell.requirement_id} "
+                                 f"({cell.variant.value}): {error}"))
+        return GenerationRow(cell.key, cell.spec.label(),
+                             {"name": cell.spec.name, "args": cell.spec.args}, cell.model,
+                             cell.service.name, cell.requirement_id, cell.variant.value,
+                             cell.repetition, cell.target, status, error, test.code,
+                             test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
+                             round(time.perf_counter() - started, 4), dict(test.details))
+
+    async def execute(self, generations: list[GenerationRow], pool: ServerPool,
+                      executor: Executor) -> None:
+        """Original first; mutants and benign variants only for tests valid on the original."""
+        implementations = {s.name: implementations_of(s) for s in self.services}
+        services = {s.name: s for s in self.services}
+        usable = [g for g in generations if g.status == "ok"]
+        first = self._pending(usable, lambda g: [ORIGINAL], implementations)
+        self.on_event(PhaseStarted("execute", len(first)))
+        await self._run(first, pool, executor)
+
+        def others(g: GenerationRow) -> list[str]:
+            original = self.store.execution(execution_key(
+                g.code_sha, implementations[g.service][ORIGINAL], self.config.timeout_s))
+            if original is None or original.outcome != Outcome.PASS.value:
+                return []
+            mutants = [m.id for m in services[g.service].requirement(g.requirement).mutants]
+            return mutants + [b.id for b in services[g.service].data.benign]
+
+        second = self._pending(usable, others, implementations)
+        self.on_event(PhaseStarted("execute", len(first) + len(second)))
+        await self._run(second, pool, executor)
+
+    def _pending(self, generations: list[GenerationRow], targets: Any,
+                 implementations: dict[str, dict[str, Implementation]]) -> list[Job]:
+        jobs, seen = [], set()
+        for g in generations:
+            for target in targets(g):
+                implementation = implementations[g.service][target]
+                key = execution_key(g.code_sha, implementation, self.config.timeout_s)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if self.store.execution(key) is not None:
+                    self.counts["executions_reused"] += 1
+                    continue
+                jobs.append(Job(g.code, implementation, g.requirement, key))
+        return jobs
+
+    async def _run(self, jobs: list[Job], pool: ServerPool, executor: Executor) -> None:
+        def save(job: Job, result: ExecutionResult) -> None:
+            self.store.save_execution(ExecutionRow(
+                job.key, digest_code(job.code), job.implementation.service.name,
+                job.implementation.id, job.implementation.fingerprint(), result.outcome.value,
+                result.reason, result.duration_s, result.output,
+                [t.__dict__ for t in result.tests], list(result.exchanges)))
+            self.counts["executions"] += 1
+            self.on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
+
+        failures = await execute_jobs(jobs, pool, executor, save)
+        if failures:
+            implementation_id, error = next(iter(failures.items()))
+            raise ServiceStartError(f"{implementation_id}: {error} (run 'restbench validate')")
+
+    def records(self, generations: list[GenerationRow]) -> dict[tuple[str, ...], TestRecord]:
+        implementations = {s.name: implementations_of(s) for s in self.services}
+        services = {s.name: s for s in self.services}
+        records = {}
+        for g in generations:
+            impls = implementations[g.service]
+
+            def outcome(target: str, g: GenerationRow = g) -> Outcome | None:
+                row = self.store.execution(execution_key(g.code_sha, impls[target],
+                                                         self.config.timeout_s))
+                return Outcome(row.outcome) if row else None
+
+            requirement = services[g.service].requirement(g.requirement)
+            ok = g.status == "ok"
+            records[(g.generator, g.model, g.service, g.variant, str(g.repetition),
+                     g.requirement, g.target)] = TestRecord(
+                requirement=g.requirement, target=g.target, generated=ok,
+                original=outcome(ORIGINAL) if ok else None,
+                on_mutants={m.id: o for m in requirement.mutants
+                            if ok and (o := outcome(m.id)) is not None},
+                on_benign={b.id: o for b in services[g.service].data.benign
+                           if ok and (o := outcome(b.id)) is not None})
+        return records
+
+
+def digest_code(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def _score_rows(runner: _Runner, generations: list[GenerationRow]
+                ) -> tuple[list[ScoreRow], list[dict[str, Any]]]:
+    records = runner.records(generations)
+    services = {s.name: s for s in runner.services}
+    cells: dict[tuple[str, str, str], list[GenerationRow]] = {}
+    for g in generations:
+        cells.setdefault((g.generator, g.model, g.variant), []).append(g)
+    rows, per_requirement = [], []
+    for (generator, model, variant), gens in cells.items():
+        scopes = [(s, [s]) for s in sorted({g.service for g in gens})]
+        if len(scopes) > 1:
+            scopes.append((ALL_SERVICES, [name for name, _ in scopes]))
+        for scope, names in scopes:
+            mutants_of = {f"{n}/{r.id}": [m.id for m in r.mutants]
+                          for n in names for r in services[n].requirements}
+            by_repetition: list[Score] = []
+            for repetition in range(runner.config.repetitions):
+                chosen = [replace(rec, requirement=f"{key[2]}/{rec.requirement}")
+                          for key, rec in records.items()
+                          if key[:2] == (generator, model) and key[3] == variant
+                          and key[4] == str(repetition) and key[2] in names]
+                by_repetition.append(score(chosen, mutants_of))
+                if scope != ALL_SERVICES:
+                    for req in by_repetition[-1].requirements:
+                        per_requirement.append({
+                            "generator": generator, "model": model, "service": scope,
+                            "variant": variant, "repetition": repetition,
+                            "requirement": req.requirement.split("/", 1)[1],
+                            "mutants": req.mutants, "valid": req.valid, "killed": req.killed,
+                            "killed_mutants": " ".join(req.killed_mutants),
+                            "mutated_killed": req.mutated_killed})
+            in_scope = [g for g in gens if g.service in names]
+            rows.append(ScoreRow(
+                generator, model, scope, variant, len(mutants_of), aggregate(by_repetition),
+                sum(g.cost_usd for g in in_scope), sum(g.input_tokens for g in in_scope),
+                sum(g.output_tokens for g in in_scope), sum(g.wall_s for g in in_scope),
+                sum(g.status != "ok" for g in in_scope)))
+    return rows, per_requirement
+
+
+async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> RunResult:
+    """Runs the matrix of `config`, storing and scoring it. Reuses whatever the store has."""
+    if config.repetitions < 1:
+        raise RestbenchError(f"repetitions must be at least 1, not {config.repetitions}")
+    runner = _Runner(config, on_event)
+    run_id = runner.store.start_run(config.describe(), __version__)
+    try:
+        with tempfile.TemporaryDirectory(prefix="restbench-run-") as scratch:
+            async with ServerPool(Path(scratch) / "servers") as pool, \
+                    Executor(config.workers, config.timeout_s, Path(scratch) / "exec") as executor:
+                generations = await runner.generate(pool, executor)
+                await runner.execute(generations, pool, executor)
+        rows, per_requirement = _score_rows(runner, generations)
+        runner.store.finish_run(run_id)
+    finally:
+        runner.store.close()
+    refines = any(g.refines for _, g in runner.generators)
+    return RunResult(rows, per_requirement, runner.store.path, runner.counts, refines)
+

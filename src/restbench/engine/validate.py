@@ -1,0 +1,121 @@
+"""`restbench validate`: is the benchmark data of a service sound?
+
+For every requirement: its golden test passes on the original, kills each of its mutants, and
+passes on every benign variant; every mutant and benign variant applies and starts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from restbench.benchmark.models import Service
+from restbench.engine.events import Advanced, EventHandler, PhaseStarted, ignore
+from restbench.engine.jobs import Job, execute_jobs
+from restbench.errors import MutationError
+from restbench.execution import ExecutionResult, Executor, Outcome
+from restbench.mutation import Implementation, implementations_of
+from restbench.mutation.apply import ORIGINAL, edited_text
+from restbench.serving import ServerPool
+
+
+@dataclass
+class RequirementCheck:
+    requirement: str
+    mutants: list[str]
+    golden: Outcome | None = None
+    golden_reason: str = ""
+    killed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class ValidationReport:
+    service: str
+    checks: list[RequirementCheck]
+    benign: int
+    executions: int
+    wall_s: float
+    service_problems: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.service_problems + [p for c in self.checks for p in c.problems]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def mutants(self) -> int:
+        return sum(len(c.mutants) for c in self.checks)
+
+    def summary(self) -> str:
+        verdict = "all sound" if self.ok else f"{len(self.problems)} problem(s)"
+        per_execution = self.wall_s / self.executions * 1000 if self.executions else 0.0
+        return (f"{self.service}: {len(self.checks)} requirements, {self.mutants} mutants, "
+                f"{self.benign} benign variants: {verdict} ({self.executions} executions in "
+                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each)")
+
+
+def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, str]]:
+    usable, broken = {}, {}
+    for implementation in implementations_of(service).values():
+        if implementation.edit is not None:
+            try:
+                edited_text(implementation)
+            except MutationError as exc:
+                broken[implementation.id] = str(exc)
+                continue
+        usable[implementation.id] = implementation
+    return usable, broken
+
+
+async def validate_service(service: Service, *, workers: int | None = None,
+                           timeout_s: float = 30.0,
+                           on_event: EventHandler = ignore) -> ValidationReport:
+    started = time.perf_counter()
+    usable, broken = _applicable(service)
+    checks = {r.id: RequirementCheck(r.id, [m.id for m in r.mutants]) for r in service.requirements}
+    benign_ids = [b.id for b in service.data.benign]
+    jobs = []
+    for requirement in service.requirements:
+        code = service.golden_path(requirement).read_text(encoding="utf-8")
+        targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
+        jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
+        checks[requirement.id].problems += [broken[t] for t in targets if t in broken]
+
+    def record(job: Job, result: ExecutionResult) -> None:
+        check = checks[job.label]
+        kind = job.implementation.kind
+        if kind == ORIGINAL:
+            check.golden, check.golden_reason = result.outcome, result.reason
+            if result.outcome is not Outcome.PASS:
+                check.problems.append(f"{job.label}: golden test does not pass on the original "
+                                      f"({result.outcome.value}: {result.reason})")
+        elif kind == "mutant":
+            if result.outcome is Outcome.PASS:
+                check.problems.append(f"{job.label}: golden test does not kill mutant "
+                                      f"{job.implementation.id}")
+            else:
+                check.killed.append(job.implementation.id)
+        elif result.outcome is not Outcome.PASS:
+            check.problems.append(f"{job.label}: golden test fails on benign variant "
+                                  f"{job.implementation.id} ({result.reason})")
+        on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
+
+    on_event(PhaseStarted("execute", len(jobs)))
+    with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
+        async with ServerPool(Path(scratch) / "servers") as pool, \
+                Executor(workers, timeout_s, Path(scratch) / "exec") as executor:
+            failures = await execute_jobs(jobs, pool, executor, record)
+    service_problems = [f"{service.name}: {impl_id}: {error}"
+                        for impl_id, error in failures.items()]
+    return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
+                            time.perf_counter() - started, service_problems)

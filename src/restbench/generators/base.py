@@ -1,0 +1,82 @@
+"""The generator interface.
+
+A generator is any object with a `name`, a `refines` flag and a `generate(task)` method (sync or
+async) that returns a `GeneratedTest`. Generators that talk to the service while they work
+(`refines = True`) get `task.live` and are also asked for one test per mutant (`task.target`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from restbench.benchmark.models import Requirement, Service, Variant
+
+if TYPE_CHECKING:
+    from restbench.execution.outcome import ExecutionResult
+
+
+@dataclass(frozen=True)
+class Cost:
+    usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.usd + other.usd, self.input_tokens + other.input_tokens,
+                    self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True)
+class GeneratedTest:
+    """A pytest file and what it cost to make; `details` is kept in the store as JSON."""
+
+    code: str
+    cost: Cost = Cost()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class LiveService(Protocol):
+    """A handle on the implementation a refining generator works against."""
+
+    async def execute(self, code: str) -> ExecutionResult:
+        """Resets the service, runs `code` against it, returns the result with the HTTP trace."""
+        ...
+
+
+@dataclass(frozen=True)
+class GenerationTask:
+    service: Service
+    requirement: Requirement
+    variant: Variant
+    openapi: dict[str, Any]
+    base_url: str
+    model: str | None = None
+    repetition: int = 0
+    target: str = "original"  # the implementation the generator may talk to
+    live: LiveService | None = None
+
+    @property
+    def requirement_text(self) -> str:
+        return self.requirement.text(self.variant)
+
+
+@runtime_checkable
+class Generator(Protocol):
+    name: str
+    refines: bool
+
+    def generate(self, task: GenerationTask) -> Any:
+        """Returns a GeneratedTest, or an awaitable of one."""
+        ...
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """How a generator was chosen: enough to build it again and to store with every result."""
+
+    name: str
+    args: dict[str, str] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return self.name

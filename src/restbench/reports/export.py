@@ -1,0 +1,55 @@
+"""scores.json, scores.csv and requirements.csv next to the result store."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from restbench.engine.run import RunResult, ScoreRow
+
+
+def _flat(row: ScoreRow) -> dict[str, Any]:
+    score = row.score
+    return {
+        "generator": row.generator, "model": row.model, "service": row.service,
+        "variant": row.variant, "requirements": row.requirements,
+        "repetitions": score.repetitions, "ms": round(score.ms, 6),
+        "ms_max_deviation": round(score.ms_max_deviation, 6),
+        "ms_ci95_low": round(score.ms_ci95[0], 6), "ms_ci95_high": round(score.ms_ci95[1], 6),
+        "killed_mean": round(score.killed, 4), "mutants": score.mutants,
+        "validity_rate": round(score.validity_rate, 6),
+        "ms_mutated": None if score.ms_mutated is None else round(score.ms_mutated, 6),
+        "self_kill_rate": None if score.self_kill_rate is None else round(score.self_kill_rate, 6),
+        "overspecification_rate": (None if score.overspecification_rate is None
+                                   else round(score.overspecification_rate, 6)),
+        "cost_usd": round(row.cost_usd, 6), "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens, "generation_s": round(row.generation_s, 3),
+        "failed_generations": row.failed_generations,
+    }
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        if not rows:
+            return
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_results(result: RunResult, output_dir: Path) -> dict[str, Path]:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    flat = [_flat(row) for row in result.rows]
+    files = {"json": output_dir / "scores.json", "csv": output_dir / "scores.csv",
+             "requirements": output_dir / "requirements.csv", "store": result.store_path}
+    files["json"].write_text(json.dumps(
+        {"scores": flat, "requirements": result.per_requirement, "counts": result.counts},
+        indent=2), encoding="utf-8")
+    _write_csv(files["csv"], flat)
+    _write_csv(files["requirements"], result.per_requirement)
+    return files
+
+
+__all__ = ["write_results"]

@@ -1,0 +1,65 @@
+"""Rich tables for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.markup import escape
+from rich.table import Table
+
+from restbench.engine.run import RunResult, ScoreRow
+from restbench.engine.validate import ValidationReport
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def score_table(result: RunResult) -> Table:
+    """One row per generator x model x service x variant; columns that say nothing are left out."""
+    rows = result.rows
+    show_model = any(row.model != "-" for row in rows)
+    show_deviation = any(row.score.repetitions > 1 for row in rows)
+    show_overspec = any(row.score.overspecification_rate is not None for row in rows)
+    show_cost = any(row.cost_usd or row.input_tokens or row.output_tokens for row in rows)
+    columns: list[tuple[str, Callable[[ScoreRow], str]]] = [
+        ("generator", lambda r: r.generator)]
+    if show_model:
+        columns.append(("model", lambda r: r.model))
+    columns += [("service", lambda r: r.service), ("variant", lambda r: r.variant),
+                ("reqs", lambda r: str(r.requirements)),
+                ("valid", lambda r: _pct(r.score.validity_rate)),
+                ("MS", lambda r: _pct(r.score.ms))]
+    if show_deviation:
+        columns.append(("±max", lambda r: f"{r.score.ms_max_deviation * 100:.1f}pp"))
+    columns += [("95% CI", lambda r: f"{r.score.ms_ci95[0] * 100:.0f}–"
+                                     f"{r.score.ms_ci95[1] * 100:.0f}%"),
+                ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}")]
+    if result.refines:
+        columns += [("MS_mutated", lambda r: _pct(r.score.ms_mutated)),
+                    ("self-kill", lambda r: _pct(r.score.self_kill_rate))]
+    if show_overspec:
+        columns.append(("over-spec", lambda r: _pct(r.score.overspecification_rate)))
+    if show_cost:
+        columns += [("cost $", lambda r: f"{r.cost_usd:.4f}"),
+                    ("tokens in/out", lambda r: f"{r.input_tokens}/{r.output_tokens}")]
+    table = Table(title="Requirements-based mutation score", title_justify="left")
+    for name, _ in columns:
+        table.add_column(name, no_wrap=True, justify="left" if name in
+                         ("generator", "model", "service", "variant") else "right")
+    for row in rows:
+        table.add_row(*(render(row) for _, render in columns),
+                      style="bold" if row.service == "all" else None)
+    return table
+
+
+def validation_table(report: ValidationReport) -> Table:
+    table = Table(title=f"validate {report.service}", title_justify="left")
+    for column in ("requirement", "golden on original", "mutants killed", "status"):
+        table.add_column(column)
+    for check in report.checks:
+        golden = check.golden.value if check.golden else "not run"
+        status = "[green]sound[/]" if check.ok else f"[red]{escape('; '.join(check.problems))}[/]"
+        table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
+                      status)
+    return table

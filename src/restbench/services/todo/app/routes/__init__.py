@@ -1,0 +1,1 @@
+"""HTTP route modules of the Todo API."""

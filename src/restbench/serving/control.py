@@ -1,0 +1,102 @@
+"""ASGI wrapper that adds the harness's hidden control routes and records HTTP exchanges.
+
+The routes live under CONTROL_PREFIX, require the per-server secret in CONTROL_HEADER, and never
+appear in the service's OpenAPI document (the wrapper sits outside the FastAPI app).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+CONTROL_PREFIX = "/__restbench__/"
+CONTROL_HEADER = b"x-restbench-control"
+BODY_LIMIT = 2000
+EXCHANGE_LIMIT = 200
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _text(body: bytes) -> str:
+    text = body[:BODY_LIMIT].decode("utf-8", errors="replace")
+    return text + "…" if len(body) > BODY_LIMIT else text
+
+
+class ControlledApp:
+    """Serves `app`, plus reset/health/exchanges routes for the harness."""
+
+    def __init__(self, app: ASGIApp, reset: Callable[[], None], token: str) -> None:
+        self.app = app
+        self.reset = reset
+        self.token = token.encode()
+        self.exchanges: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(CONTROL_PREFIX):
+            await self._control(scope, send)
+        elif scope["type"] == "http":
+            await self._recorded(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _control(self, scope: Scope, send: Send) -> None:
+        headers = dict(scope["headers"])
+        if not hmac.compare_digest(headers.get(CONTROL_HEADER, b""), self.token):
+            await _respond(send, 404, {"detail": "Not Found"})
+            return
+        action = scope["path"][len(CONTROL_PREFIX):]
+        if action == "health":
+            await _respond(send, 200, {"status": "ok"})
+        elif action == "reset" and scope["method"] == "POST":
+            self.reset()
+            self.exchanges.clear()
+            await _respond(send, 200, {"status": "reset"})
+        elif action == "exchanges":
+            await _respond(send, 200, self.exchanges)
+        else:
+            await _respond(send, 404, {"detail": "unknown control route"})
+
+    async def _recorded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request_body = bytearray()
+        response_body = bytearray()
+        exchange: dict[str, Any] = {
+            "method": scope["method"],
+            "url": scope["path"] + (f"?{scope['query_string'].decode()}"
+                                    if scope.get("query_string") else ""),
+            "status": None,
+        }
+
+        async def recording_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request" and len(request_body) <= BODY_LIMIT:
+                request_body.extend(message.get("body", b""))
+            return message
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                exchange["status"] = message["status"]
+            elif message["type"] == "http.response.body" and len(response_body) <= BODY_LIMIT:
+                response_body.extend(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, recording_receive, recording_send)
+        finally:
+            exchange["request_body"] = _text(bytes(request_body))
+            exchange["response_body"] = _text(bytes(response_body))
+            if len(self.exchanges) < EXCHANGE_LIMIT:
+                self.exchanges.append(exchange)
+
+
+async def _respond(send: Send, status: int, payload: object) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,171 @@
+"""The service launcher: a pre-warmed process that forks one child per service implementation.
+
+Run as `python -m restbench.serving.launcher`. It imports the heavy service dependencies once
+(FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
+
+    {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE}
+        -> {"ok": true, "pid": P, "port": N} | {"ok": false, "error": "..."}
+    {"op": "stop", "pid": P} -> {"ok": true}
+
+Each child binds a free loopback port before it reports it, so there is no port race. Children die
+with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
+           "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
+           "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
+           "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11")
+START_TIMEOUT_S = 30.0
+PR_SET_PDEATHSIG = 1
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def _serve_child(request: dict[str, Any], report_fd: int) -> None:
+    """Runs in the forked child: import the implementation, bind, report the port, serve."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, request["source"])
+    try:
+        import uvicorn
+
+        from restbench.serving.control import ControlledApp
+
+        service_main = __import__("app.main", fromlist=["create_app", "reset"])
+        app = service_main.create_app(request["database_url"])
+        controlled = ControlledApp(app, lambda: service_main.reset(app), request["token"])
+        # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
+        # and without it every kept-alive response stalls ~40 ms on delayed ACKs.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", int(request.get("port", 0))))
+        sock.listen(128)
+    except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
+        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        os.close(report_fd)
+        import traceback
+
+        traceback.print_exc()
+        os._exit(1)
+    os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
+    os.close(report_fd)
+    config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+    os._exit(0)
+
+
+def _read_report(fd: int, pid: int) -> dict[str, Any]:
+    chunks = []
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            _stop(pid)
+            return {"error": f"no answer within {START_TIMEOUT_S:.0f} s"}
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(fd)
+    try:
+        return json.loads(b"".join(chunks) or b"{}") or {"error": "exited before it started"}
+    except json.JSONDecodeError:
+        return {"error": "sent an unreadable start report"}
+
+
+def _stop(pid: int) -> None:
+    """Kills a server at once: its database is a scratch file that nobody reads afterwards."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _start(request: dict[str, Any]) -> dict[str, Any]:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        try:
+            _serve_child(request, write_fd)
+        finally:
+            os._exit(1)
+    os.close(write_fd)
+    report = _read_report(read_fd, pid)
+    if "port" not in report:
+        _reap()
+        return {"ok": False, "pid": pid, "error": report.get("error", "failed to start")}
+    return {"ok": True, "pid": pid, "port": report["port"]}
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _preload()
+    gc.freeze()
+    children: set[int] = set()
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request["op"] == "start":
+            answer = _start(request)
+            if answer["ok"]:
+                children.add(answer["pid"])
+        elif request["op"] == "stop":
+            _stop(request["pid"])
+            children.discard(request["pid"])
+            answer = {"ok": True}
+        else:
+            answer = {"ok": False, "error": f"unknown op {request['op']!r}"}
+        _reap()
+        print(json.dumps(answer), flush=True)
+    for pid in children:
+        _stop(pid)
+
+
+if __name__ == "__main__":
+    main()

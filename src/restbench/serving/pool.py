@@ -1,0 +1,169 @@
+"""Harness-side control of running service implementations.
+
+`ServerPool` owns one launcher process and the servers forked from it. A server is started once per
+implementation (and replica) and kept alive across executions; before each execution the harness
+resets it to the seed state through the hidden control route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from restbench.errors import ServiceStartError
+from restbench.execution.environment import clean_environment
+from restbench.mutation import Implementation, materialize
+from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
+
+log = logging.getLogger(__name__)
+HEALTH_TIMEOUT_S = 20.0
+
+
+@dataclass
+class RunningServer:
+    implementation: Implementation
+    replica: int
+    pid: int
+    port: int
+    log_file: Path
+    _client: httpx.AsyncClient = field(repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _control(self, method: str, action: str) -> Any:
+        response = await self._client.request(method, f"{self.base_url}{CONTROL_PREFIX}{action}")
+        response.raise_for_status()
+        return response.json()
+
+    async def reset(self) -> None:
+        """Back to the seed state; also forgets the recorded HTTP exchanges."""
+        try:
+            await self._control("POST", "reset")
+        except httpx.HTTPError as exc:
+            raise ServiceStartError(f"{self.implementation.id}: reset failed: {exc!r}; "
+                                    f"server log: {self.log_tail()}") from None
+
+    async def exchanges(self) -> list[dict[str, Any]]:
+        """The HTTP exchanges the service saw since the last reset."""
+        try:
+            return list(await self._control("GET", "exchanges"))
+        except httpx.HTTPError:
+            return []
+
+    def log_tail(self, limit: int = 600) -> str:
+        try:
+            text = self.log_file.read_text(errors="replace").strip()
+        except OSError:
+            return "(no log)"
+        return " | ".join(text[-limit:].splitlines()[-6:]) or "(empty log)"
+
+
+class ServerPool:
+    """Starts, resets and stops service implementations under `workdir`."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self._launcher: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+        self._servers: list[RunningServer] = []
+        self._materialized: dict[tuple[str, str], Path] = {}
+
+    async def __aenter__(self) -> ServerPool:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def _ensure_launcher(self) -> asyncio.subprocess.Process:
+        if self._launcher is None or self._launcher.returncode is not None:
+            self._launcher = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "restbench.serving.launcher",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                env=clean_environment(), start_new_session=True)
+            ready = await self._launcher.stdout.readline()  # type: ignore[union-attr]
+            if not ready:
+                raise ServiceStartError("the service launcher did not start")
+        return self._launcher
+
+    async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        async with self._lock:
+            launcher = await self._ensure_launcher()
+            assert launcher.stdin is not None and launcher.stdout is not None
+            launcher.stdin.write((json.dumps(request) + "\n").encode())
+            await launcher.stdin.drain()
+            line = await launcher.stdout.readline()
+        if not line:
+            raise ServiceStartError("the service launcher exited unexpectedly")
+        return dict(json.loads(line))
+
+    def _source_for(self, implementation: Implementation) -> Path:
+        key = (implementation.service.name, implementation.id)
+        if key not in self._materialized:
+            folder = self.workdir / implementation.service.name / implementation.id
+            self._materialized[key] = materialize(implementation, folder)
+        return self._materialized[key]
+
+    async def start(self, implementation: Implementation, replica: int = 0) -> RunningServer:
+        source = self._source_for(implementation)
+        database = source / f"replica-{replica}.sqlite3"
+        database.unlink(missing_ok=True)
+        log_file = source / f"replica-{replica}.log"
+        token = secrets.token_urlsafe(24)
+        answer = await self._ask({"op": "start", "source": str(source), "token": token,
+                                  "database_url": f"sqlite:///{database}", "log": str(log_file)})
+        name = f"{implementation.service.name} {implementation.id}"
+        if not answer["ok"]:
+            tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
+            raise ServiceStartError(f"{name} did not start: {answer['error']}"
+                                    + (f"; log: {tail.strip()}" if tail else ""))
+        client = httpx.AsyncClient(timeout=30.0, trust_env=False,
+                                   headers={CONTROL_HEADER.decode(): token})
+        server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
+                               client)
+        self._servers.append(server)
+        await self._wait_healthy(server, name)
+        log.debug("started %s on port %s", name, server.port)
+        return server
+
+    async def _wait_healthy(self, server: RunningServer, name: str) -> None:
+        deadline = asyncio.get_running_loop().time() + HEALTH_TIMEOUT_S
+        while True:
+            try:
+                await server._control("GET", "health")
+                return
+            except httpx.HTTPError:
+                if asyncio.get_running_loop().time() > deadline:
+                    await self.stop(server)
+                    raise ServiceStartError(f"{name} did not answer within {HEALTH_TIMEOUT_S:.0f}"
+                                            f" s; log: {server.log_tail()}") from None
+                await asyncio.sleep(0.01)
+
+    async def stop(self, server: RunningServer) -> None:
+        if server in self._servers:
+            self._servers.remove(server)
+            await server._client.aclose()
+            if self._launcher is not None and self._launcher.returncode is None:
+                await self._ask({"op": "stop", "pid": server.pid})
+
+    async def close(self) -> None:
+        for server in list(self._servers):
+            await server._client.aclose()
+        self._servers.clear()
+        if self._launcher is not None and self._launcher.returncode is None:
+            assert self._launcher.stdin is not None
+            self._launcher.stdin.close()
+            try:
+                await asyncio.wait_for(self._launcher.wait(), timeout=10)
+            except asyncio.TimeoutError:
+                self._launcher.kill()
+                await self._launcher.wait()

@@ -1,0 +1,165 @@
+"""A SQLite file of generations and executions.
+
+Each row is written in its own transaction as soon as it exists, so a run killed at any point
+keeps everything finished before, and a rerun finds it by key instead of redoing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    config TEXT NOT NULL,
+    restbench_version TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS generations (
+    key TEXT PRIMARY KEY,
+    generator TEXT NOT NULL,
+    generator_spec TEXT NOT NULL,
+    model TEXT NOT NULL,
+    service TEXT NOT NULL,
+    requirement TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL,
+    code TEXT NOT NULL,
+    code_sha TEXT NOT NULL,
+    cost_usd REAL NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    wall_s REAL NOT NULL,
+    details TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS executions (
+    key TEXT PRIMARY KEY,
+    code_sha TEXT NOT NULL,
+    service TEXT NOT NULL,
+    implementation TEXT NOT NULL,
+    implementation_fingerprint TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    output TEXT NOT NULL,
+    tests TEXT NOT NULL,
+    exchanges TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class GenerationRow:
+    key: str
+    generator: str
+    generator_spec: dict[str, Any]
+    model: str
+    service: str
+    requirement: str
+    variant: str
+    repetition: int
+    target: str
+    status: str  # ok | error
+    error: str
+    code: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+    details: dict[str, Any]
+
+    @property
+    def code_sha(self) -> str:
+        return hashlib.sha256(self.code.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    key: str
+    code_sha: str
+    service: str
+    implementation: str
+    implementation_fingerprint: str
+    outcome: str
+    reason: str
+    duration_s: float
+    output: str
+    tests: list[dict[str, Any]]
+    exchanges: list[dict[str, Any]]
+
+
+class ResultStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def start_run(self, config: dict[str, Any], version: str) -> int:
+        cursor = self._db.execute(
+            "INSERT INTO runs (started_at, config, restbench_version) VALUES (?, ?, ?)",
+            (time.time(), json.dumps(config, sort_keys=True), version))
+        return int(cursor.lastrowid or 0)
+
+    def finish_run(self, run_id: int) -> None:
+        self._db.execute("UPDATE runs SET finished_at = ? WHERE id = ?", (time.time(), run_id))
+
+    def generation(self, key: str) -> GenerationRow | None:
+        row = self._db.execute(
+            "SELECT key, generator, generator_spec, model, service, requirement, variant, "
+            "repetition, target, status, error, code, cost_usd, input_tokens, output_tokens, "
+            "wall_s, details FROM generations WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        values = list(row)
+        values[2] = json.loads(values[2])
+        values[16] = json.loads(values[16])
+        return GenerationRow(*values)
+
+    def save_generation(self, row: GenerationRow) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO generations VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.key, row.generator, json.dumps(row.generator_spec, sort_keys=True), row.model,
+             row.service, row.requirement, row.variant, row.repetition, row.target, row.status,
+             row.error, row.code, row.code_sha, row.cost_usd, row.input_tokens,
+             row.output_tokens, row.wall_s, json.dumps(row.details, default=str), time.time()))
+
+    def execution(self, key: str) -> ExecutionRow | None:
+        row = self._db.execute(
+            "SELECT key, code_sha, service, implementation, implementation_fingerprint, "
+            "outcome, reason, duration_s, output, tests, exchanges FROM executions "
+            "WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        values = list(row)
+        values[9] = json.loads(values[9])
+        values[10] = json.loads(values[10])
+        return ExecutionRow(*values)
+
+    def save_execution(self, row: ExecutionRow) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.key, row.code_sha, row.service, row.implementation,
+             row.implementation_fingerprint, row.outcome, row.reason, row.duration_s,
+             row.output, json.dumps(row.tests), json.dumps(row.exchanges), time.time()))

@@ -1,0 +1,93 @@
+"""Bad benchmark data gives one line naming the file, the item and the problem; no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import restbench
+
+
+def edit(service: Path, old: str, new: str) -> None:
+    data = service / "requirements.yaml"
+    text = data.read_text()
+    assert text.count(old) == 1, old
+    data.write_text(text.replace(old, new))
+
+
+def one_line_error(result: object) -> str:
+    stderr = result.stderr.strip()  # type: ignore[attr-defined]
+    assert result.returncode == 2, stderr  # type: ignore[attr-defined]
+    assert "Traceback" not in stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    return stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_missing_field(mini_service: Path, command: str) -> None:
+    edit(mini_service, "    vague: Counters can be read, unknown ones are reported missing.\n", "")
+    message = one_line_error(restbench(command, "-s", mini_service))
+    assert str(mini_service / "requirements.yaml") in message
+    assert "requirement MINI-01" in message
+    assert "missing field 'vague'" in message
+
+
+def test_duplicate_requirement_id(mini_service: Path) -> None:
+    edit(mini_service, "  - id: MINI-02\n", "  - id: MINI-01\n")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert "requirement MINI-01: duplicate id" in message
+    assert "requirements.yaml" in message
+
+
+def test_duplicate_mutant_id(mini_service: Path) -> None:
+    edit(mini_service, "      - id: MINI-02-M2\n", "      - id: MINI-02-M1\n")
+    message = one_line_error(restbench("run", "-s", mini_service))
+    assert "mutant MINI-02-M1: duplicate id" in message
+
+
+@pytest.mark.parametrize(("find", "problem"), [
+    ('"status_code=404"', "does not occur"),
+    ('"app.state.counters[name]"', "occurs 2 times"),
+])
+def test_mutant_find_text_must_occur_exactly_once(mini_service: Path, find: str,
+                                                  problem: str) -> None:
+    if problem == "does not occur":
+        edit(mini_service, 'find: "status_code=404"', 'find: "status_code=418"')
+    else:
+        edit(mini_service, 'find: "status_code=404"', f"find: {find}")
+    message = one_line_error(restbench("run", "-s", mini_service))
+    assert "requirements.yaml" in message
+    assert "mutant MINI-01-M1" in message
+    assert problem in message
+    assert "app/main.py" in message
+
+
+def test_validate_reports_an_unappliable_mutant_and_keeps_checking(mini_service: Path) -> None:
+    edit(mini_service, 'find: "status_code=404"', 'find: "status_code=418"')
+    result = restbench("validate", "-s", mini_service)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "MINI-01-M1: find text does not occur" in result.stdout.replace("\n", "")
+    assert "1 problem(s)" in result.stdout
+
+
+def test_golden_test_path_that_does_not_exist(mini_service: Path) -> None:
+    edit(mini_service, "golden: golden/test_MINI-02.py", "golden: golden/test_MINI-99.py")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert "requirement MINI-02: golden test golden/test_MINI-99.py does not exist" in message
+
+
+def test_not_yaml(mini_service: Path) -> None:
+    (mini_service / "requirements.yaml").write_text("service: [mini\n")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert "not valid YAML" in message
+
+
+def test_unknown_service_and_generator(mini_service: Path) -> None:
+    assert "unknown service 'nope'" in one_line_error(restbench("validate", "-s", "nope"))
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "nope"))
+    assert "unknown generator 'nope'" in message
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "files",
+                                       "-a", "dir=/does/not/exist"))
+    assert "/does/not/exist is not a folder" in message

@@ -1,0 +1,81 @@
+"""Shared fixtures: running built-in services over real HTTP, and the mini test service."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from restbench.benchmark import resolve_services
+from restbench.mutation import implementations_of
+from restbench.serving import RunningServer, ServerPool
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class BackgroundService:
+    """One original implementation served from a private event loop, usable from sync tests."""
+
+    def __init__(self, service: str, workdir: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.pool = ServerPool(workdir)
+        implementation = implementations_of(resolve_services([service])[0])["original"]
+        self.server: RunningServer = self._call(self.pool.start(implementation))
+
+    def _call(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
+
+    def reset(self) -> str:
+        self._call(self.server.reset())
+        return self.server.base_url
+
+    def close(self) -> None:
+        self._call(self.pool.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def background_services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    started: dict[str, BackgroundService] = {}
+    root = tmp_path_factory.mktemp("services")
+
+    def get(name: str) -> BackgroundService:
+        if name not in started:
+            started[name] = BackgroundService(name, root / name)
+        return started[name]
+
+    yield {"get": get}
+    for service in started.values():
+        service.close()
+
+
+@pytest.fixture
+def todo_url(background_services: dict[str, Any]) -> str:
+    return str(background_services["get"]("todo").reset())
+
+
+@pytest.fixture
+def conduit_url(background_services: dict[str, Any]) -> str:
+    return str(background_services["get"]("conduit").reset())
+
+
+@pytest.fixture
+def fullstack_url(background_services: dict[str, Any]) -> str:
+    return str(background_services["get"]("fullstack").reset())
+
+
+@pytest.fixture
+def mini_service(tmp_path: Path) -> Path:
+    """A private copy of the mini service folder that a test may edit."""
+    destination = tmp_path / "mini"
+    shutil.copytree(FIXTURES / "mini", destination,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return destination

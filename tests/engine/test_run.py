@@ -1,0 +1,123 @@
+"""`restbench run` end to end on the mini service: scores, files, store, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from restbench.benchmark import Variant
+from restbench.engine import RunConfig, run_benchmark
+from restbench.generators import GeneratorSpec
+from tests.cli_helpers import restbench
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+MINI = FIXTURES / "mini"
+TESTS = FIXTURES / "mini_tests"
+
+
+def scores_by_variant(output: Path) -> dict[str, dict[str, object]]:
+    """Every number of scores.json but the generation wall time."""
+    data = json.loads((output / "scores.json").read_text())
+    return {row["variant"]: {k: v for k, v in row.items() if k != "generation_s"}
+            for row in data["scores"]}
+
+
+def test_files_generator_scores_tests_by_their_quality(tmp_path: Path) -> None:
+    result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={TESTS}", "-o", tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = scores_by_variant(tmp_path)
+    # precise: MINI-01 strong (1/1), MINI-02 asserts status codes only (0/2) -> 1/3
+    assert scores["precise"]["ms"] == pytest.approx(1 / 3, abs=1e-6)
+    assert scores["precise"]["validity_rate"] == 1.0
+    # vague: MINI-01 fails on the original (invalid, kills nothing), MINI-02 strong (2/2) -> 2/3
+    assert scores["vague"]["ms"] == pytest.approx(2 / 3, abs=1e-6)
+    assert scores["vague"]["validity_rate"] == 0.5
+    # the status-only test passes on the benign variant, the strong vague MINI-02 too
+    assert scores["precise"]["overspecification_rate"] == 0.0
+    rows = (tmp_path / "requirements.csv").read_text().splitlines()
+    assert rows[0].startswith("generator,model,service,variant,repetition,requirement")
+    assert "files,-,mini,vague,0,MINI-01,1,False,0,," in rows
+    assert "MS" in result.stdout and "33.3%" in result.stdout and "66.7%" in result.stdout
+
+
+def test_golden_scores_full_marks_and_store_keeps_everything(tmp_path: Path) -> None:
+    result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), output_dir=tmp_path,
+                                                 variants=(Variant.PRECISE,))))
+    (row,) = result.rows
+    assert (row.score.ms, row.score.validity_rate, row.score.killed) == (1.0, 1.0, 3)
+    db = sqlite3.connect(tmp_path / "results.sqlite3")
+    implementations = {r[0] for r in db.execute("SELECT implementation FROM executions")}
+    assert implementations == {"original", "MINI-01-M1", "MINI-02-M1", "MINI-02-M2", "MINI-B1"}
+    exchanges = json.loads(db.execute(
+        "SELECT exchanges FROM executions WHERE implementation = 'MINI-02-M1'").fetchone()[0])
+    assert exchanges[0]["method"] == "POST"
+    assert exchanges[0]["url"] == "/counters/a/increment"
+    assert exchanges[0]["status"] == 200 and '"value":3' in exchanges[0]["response_body"]
+    spec, code = db.execute("SELECT generator_spec, code FROM generations").fetchone()
+    assert json.loads(spec) == {"name": "golden", "args": {}}
+    assert "def test_" in code
+
+
+def test_rerun_reuses_finished_work(tmp_path: Path) -> None:
+    config = RunConfig(services=(str(MINI),), output_dir=tmp_path, repetitions=2,
+                       generators=(GeneratorSpec("files", {"dir": str(TESTS)}),))
+    first = asyncio.run(run_benchmark(config))
+    second = asyncio.run(run_benchmark(config))
+    assert first.counts["executions"] > 0
+    assert second.counts["executions"] == 0
+    assert second.counts["executions_reused"] == first.counts["executions"]
+    assert [r.score for r in first.rows] == [r.score for r in second.rows]
+
+
+SLOW_TEST = """
+import time
+import requests
+
+def test_slowly():
+    time.sleep(0.7)
+    assert requests.get("http://localhost:8000/counters/a", timeout=10).json() == {"value": 1}
+"""
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGKILL, signal.SIGINT])
+def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
+                                                       stop_signal: signal.Signals) -> None:
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for requirement in ("MINI-01", "MINI-02"):
+        (tests / f"{requirement}.py").write_text(SLOW_TEST + f"# {requirement}\n")
+    args = ["run", "-s", str(MINI), "-g", "files", "-a", f"dir={tests}", "-j", "1"]
+    reference = restbench(*args, "-o", tmp_path / "reference")
+    assert reference.returncode == 0, reference.stderr
+
+    output = tmp_path / "interrupted"
+    process = subprocess.Popen([sys.executable, "-m", "restbench.cli", *args, "-o", str(output)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = output / "results.sqlite3"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until some executions, not all, are stored
+        if store.exists():
+            done = sqlite3.connect(store).execute("SELECT count(*) FROM executions").fetchone()[0]
+            if done >= 2:
+                break
+        time.sleep(0.1)
+    process.send_signal(stop_signal)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode != 0
+    if stop_signal == signal.SIGINT:
+        assert "rerun the same command to resume" in stderr
+        assert "Traceback" not in stderr
+    partial = sqlite3.connect(store).execute("SELECT count(*) FROM executions").fetchone()[0]
+
+    resumed = restbench(*args, "-o", output)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{partial} reused" in resumed.stdout
+    assert scores_by_variant(output) == scores_by_variant(tmp_path / "reference")

@@ -1,0 +1,112 @@
+"""The executor over a real server: isolation, time limit, redirection, outcomes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from restbench.benchmark import load_service
+from restbench.execution import ExecutionResult, Executor, Outcome
+from restbench.mutation import implementations_of
+from restbench.serving import ServerPool
+
+Run = Callable[[str], ExecutionResult]
+
+
+@pytest.fixture(scope="module")
+def run_code(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Runs test code against the original mini service, reset before each execution."""
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    results: dict[str, ExecutionResult] = {}
+
+    async def run_all(codes: dict[str, str]) -> None:
+        workdir = tmp_path_factory.mktemp("sandbox")
+        async with ServerPool(workdir / "servers") as pool, \
+                Executor(workers=2, timeout_s=3, scratch_root=workdir / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            for name, code in codes.items():
+                await server.reset()
+                results[name] = await executor.execute(code, server.base_url)
+
+    def run(codes: dict[str, str]) -> dict[str, ExecutionResult]:
+        asyncio.run(run_all(codes))
+        return results
+
+    return run
+
+
+CASES = {
+    "canonical_url": "import requests\n"
+                     "def test_x():\n"
+                     "    r = requests.get('http://localhost:8000/counters/a', timeout=5)\n"
+                     "    assert r.json() == {'value': 1}\n",
+    "base_url_env": "import os, requests\n"
+                    "def test_x():\n"
+                    "    r = requests.get(os.environ['BASE_URL'] + '/counters/a', timeout=5)\n"
+                    "    assert r.status_code == 200\n",
+    "secrets": "import os\n"
+               "def test_x():\n"
+               "    assert 'RESTBENCH_TEST_SECRET' not in os.environ\n"
+               "    assert not any('KEY' in k or 'TOKEN' in k for k in os.environ)\n",
+    "scratch_dir": "import os, pathlib\n"
+                   "def test_x():\n"
+                   "    assert pathlib.Path.cwd() == pathlib.Path(os.environ['HOME'])\n",
+    "outside_network": "import socket\n"
+                       "def test_x():\n"
+                       "    socket.create_connection(('192.0.2.1', 80), timeout=1)\n",
+    "timeout": "import time\ndef test_x():\n    time.sleep(30)\n",
+    "assertion": "def test_x():\n    assert 1 == 2\n",
+    "exception": "def test_x():\n    raise KeyError('id')\n",
+    "syntax": "def test_x(:\n",
+    "no_tests": "x = 1\n",
+}
+
+
+@pytest.fixture(scope="module")
+def results(run_code: Any) -> dict[str, ExecutionResult]:
+    import os
+
+    os.environ["RESTBENCH_TEST_SECRET"] = "s3cr3t"
+    os.environ["OPENAI_API_KEY"] = "sk-test"
+    try:
+        return dict(run_code(CASES))
+    finally:
+        del os.environ["RESTBENCH_TEST_SECRET"], os.environ["OPENAI_API_KEY"]
+
+
+def test_canonical_base_url_reaches_the_implementation(results: dict[str, Any]) -> None:
+    assert results["canonical_url"].outcome is Outcome.PASS, results["canonical_url"].reason
+    assert results["base_url_env"].outcome is Outcome.PASS
+
+
+def test_no_secrets_in_the_test_environment(results: dict[str, Any]) -> None:
+    assert results["secrets"].outcome is Outcome.PASS, results["secrets"].output
+
+
+def test_runs_in_its_scratch_folder(results: dict[str, Any]) -> None:
+    assert results["scratch_dir"].outcome is Outcome.PASS, results["scratch_dir"].output
+
+
+def test_connections_off_the_machine_are_refused(results: dict[str, Any]) -> None:
+    result = results["outside_network"]
+    assert result.outcome is Outcome.ERROR
+    assert "blocked" in result.reason
+
+
+def test_time_limit(results: dict[str, Any]) -> None:
+    result = results["timeout"]
+    assert result.outcome is Outcome.ERROR
+    assert result.reason == "timed out"
+    assert result.duration_s < 10
+
+
+def test_outcomes(results: dict[str, Any]) -> None:
+    assert results["assertion"].outcome is Outcome.FAIL
+    assert "assert 1 == 2" in results["assertion"].output
+    assert results["exception"].outcome is Outcome.ERROR
+    assert results["syntax"].outcome is Outcome.ERROR
+    assert results["no_tests"].outcome is Outcome.ERROR

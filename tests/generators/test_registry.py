@@ -1,0 +1,63 @@
+"""Finding and checking generators."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from restbench.engine import RunConfig, run_benchmark
+from restbench.errors import GeneratorError
+from restbench.generators import GeneratedTest, GenerationTask, GeneratorSpec, load_generator
+from restbench.generators.base import Cost
+from restbench.generators.registry import available_generators
+
+MINI = Path(__file__).parents[1] / "fixtures" / "mini"
+
+
+class EchoStatusGenerator:
+    """A third-party style async generator that asserts one status code and reports a cost."""
+
+    name = "echo-status"
+    refines = False
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        path = task.requirement.operations[0].split()[1].replace("{name}", "a")
+        method = task.requirement.operations[0].split()[0].lower()
+        code = (f"import requests\n\ndef test_status():\n"
+                f"    r = requests.{method}('{task.base_url}{path}', timeout=10)\n"
+                f"    assert r.status_code == 200\n")
+        return GeneratedTest(code, Cost(usd=0.25, input_tokens=100, output_tokens=20))
+
+
+class Incomplete:
+    name = "incomplete"
+
+
+def test_builtins_are_entry_points() -> None:
+    assert {"golden", "files"} <= set(available_generators())
+
+
+def test_module_attribute_generator_runs_and_its_cost_is_summed(tmp_path: Path) -> None:
+    spec = GeneratorSpec(f"{__name__}:EchoStatusGenerator")
+    result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=(spec,),
+                                                 output_dir=tmp_path)))
+    row = result.rows[0]
+    assert row.cost_usd == pytest.approx(0.5)
+    assert (row.input_tokens, row.output_tokens) == (200, 40)
+    # valid (200 on the original) but blind to every mutant: they break values or the 404
+    assert row.score.validity_rate == 1.0 and row.score.killed == 0
+
+
+def test_bad_generators_are_named_in_the_error() -> None:
+    with pytest.raises(GeneratorError, match="unknown generator 'nope'"):
+        load_generator(GeneratorSpec("nope"))
+    with pytest.raises(GeneratorError, match="cannot import no_such_module"):
+        load_generator(GeneratorSpec("no_such_module:thing"))
+    with pytest.raises(GeneratorError, match="has no attribute Missing"):
+        load_generator(GeneratorSpec(f"{__name__}:Missing"))
+    with pytest.raises(GeneratorError, match="no 'refines' attribute, no generate"):
+        load_generator(GeneratorSpec(f"{__name__}:Incomplete"))
+    with pytest.raises(GeneratorError, match="bad arguments"):
+        load_generator(GeneratorSpec("golden", {"dir": "x"}))
