@@ -104,10 +104,12 @@ def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
     store = output / "results.sqlite3"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until some executions, not all, are stored
-        if store.exists():
+        try:
             done = sqlite3.connect(store).execute("SELECT count(*) FROM executions").fetchone()[0]
-            if done >= 2:
-                break
+        except sqlite3.OperationalError:  # the store is not created yet
+            done = 0
+        if done >= 2:
+            break
         time.sleep(0.1)
     process.send_signal(stop_signal)
     _, stderr = process.communicate(timeout=60)
