@@ -1,0 +1,1 @@
+"""Conduit: a FastAPI implementation of the RealWorld blogging API."""
