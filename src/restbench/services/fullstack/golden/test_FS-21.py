@@ -1,0 +1,29 @@
+import os
+
+import requests
+
+BASE_URL = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+API = BASE_URL + "/api/v1"
+T = 10
+
+
+def login(email, password):
+    return requests.post(
+        f"{API}/login/access-token", data={"username": email, "password": password}, timeout=T
+    )
+
+
+def auth(email, password):
+    r = login(email, password)
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def test_change_password_with_wrong_current_password():
+    headers = auth("alice@example.com", "alicepass123")
+    body = {"current_password": "wrongpass99", "new_password": "alicenewpass1"}
+    r = requests.patch(f"{API}/users/me/password", json=body, headers=headers, timeout=T)
+    assert r.status_code == 400
+    assert r.json() == {"detail": "Incorrect password"}
+    assert login("alice@example.com", "alicepass123").status_code == 200
+    assert login("alice@example.com", "alicenewpass1").status_code == 400

@@ -1,0 +1,28 @@
+import os
+
+import requests
+
+BASE_URL = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+API = BASE_URL + "/api/v1"
+T = 10
+
+
+def login(email, password):
+    return requests.post(
+        f"{API}/login/access-token", data={"username": email, "password": password}, timeout=T
+    )
+
+
+def auth(email, password):
+    r = login(email, password)
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def test_new_password_must_differ():
+    headers = auth("alice@example.com", "alicepass123")
+    body = {"current_password": "alicepass123", "new_password": "alicepass123"}
+    r = requests.patch(f"{API}/users/me/password", json=body, headers=headers, timeout=T)
+    assert r.status_code == 400
+    assert r.json() == {"detail": "New password cannot be the same as the current one"}
+    assert login("alice@example.com", "alicepass123").status_code == 200

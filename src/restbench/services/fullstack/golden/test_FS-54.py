@@ -1,0 +1,41 @@
+import os
+
+import requests
+
+BASE_URL = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+API = BASE_URL + "/api/v1"
+T = 10
+
+
+def login(email, password):
+    return requests.post(
+        f"{API}/login/access-token", data={"username": email, "password": password}, timeout=T
+    )
+
+
+def auth(email, password):
+    r = login(email, password)
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def test_item_update_changes_only_keys_sent():
+    alice = auth("alice@example.com", "alicepass123")
+    item = next(i for i in requests.get(f"{API}/items/", headers=alice, timeout=T).json()["data"] if i["title"] == "Grocery list")
+    url = f"{API}/items/{item['id']}"
+    r = requests.put(url, json={"description": "Only desc"}, headers=alice, timeout=T)
+    assert r.status_code == 200
+    assert r.json()["title"] == "Grocery list"
+    assert r.json()["description"] == "Only desc"
+    r = requests.put(url, json={"title": "T2"}, headers=alice, timeout=T)
+    assert r.status_code == 200
+    assert r.json()["title"] == "T2"
+    assert r.json()["description"] == "Only desc"
+    r = requests.put(url, json={}, headers=alice, timeout=T)
+    assert r.status_code == 200
+    assert r.json()["title"] == "T2"
+    assert r.json()["description"] == "Only desc"
+    r = requests.put(url, json={"description": None}, headers=alice, timeout=T)
+    assert r.status_code == 200
+    assert r.json()["title"] == "T2"
+    assert r.json()["description"] is None

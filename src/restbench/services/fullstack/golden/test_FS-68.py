@@ -1,0 +1,25 @@
+import os
+
+import requests
+
+BASE_URL = os.environ.get("BASE_URL", "http://localhost:8000").rstrip("/")
+API = BASE_URL + "/api/v1"
+T = 10
+
+
+def login(email, password):
+    return requests.post(
+        f"{API}/login/access-token", data={"username": email, "password": password}, timeout=T
+    )
+
+
+def auth(email, password):
+    r = login(email, password)
+    assert r.status_code == 200, r.text
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def test_health_check_needs_no_authentication():
+    r = requests.get(f"{API}/utils/health-check/", timeout=T)
+    assert r.status_code == 200
+    assert r.json() is True
