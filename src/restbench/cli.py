@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +36,10 @@ from restbench.engine import (
 )
 from restbench.errors import RestbenchError
 from restbench.generators import GeneratorSpec
+from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
+from restbench.reports.export import total_cost
+from restbench.reports.table import usd
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
 console = Console(width=None if Console().is_terminal else 200)
@@ -68,6 +72,23 @@ def _progress() -> Iterator[Callable[[Event], None]]:
 
     with bars:
         yield handle
+
+
+# What `restbench run` scores when no generator is named: the reference and the no-LLM baselines.
+DEFAULT_GENERATORS = ("golden", "status-oracle", "schema-oracle", "schemathesis")
+
+
+@contextmanager
+def _user_errors(interrupted: str) -> Iterator[None]:
+    """Every problem of a bad input on its own line, exit 2; Ctrl-C says what was kept, exit 130."""
+    try:
+        yield
+    except RestbenchError as exc:
+        for line in str(exc).splitlines():
+            errors.print(f"[red]error:[/] {line}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        _fail(interrupted, code=130)
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -134,11 +155,31 @@ timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(mi
                               show_default=True, help="Time limit of one test execution (s).")
 
 
+def _check_database(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    from restbench.serving.databases import DatabaseChoice
+
+    try:
+        DatabaseChoice.parse(value)
+    except RestbenchError as exc:
+        _fail(str(exc))
+    return value
+
+
+database_option = click.option(
+    "--db", "database", default="sqlite", show_default=True, metavar="sqlite|postgres|URL",
+    callback=_check_database,
+    help="Database of the services: sqlite; postgres (a throwaway PostgreSQL server the harness "
+         "starts and removes); or postgresql://USER@HOST/DB, your server (a database per "
+         "service server is created there and dropped).")
+
+
 @main.command()
 @service_option
 @workers_option
 @timeout_option
-def validate(services: tuple[str, ...], workers: int | None, timeout_s: float) -> None:
+@database_option
+def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
+             database: str) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
         chosen = resolve_services(_split(services))
@@ -148,7 +189,7 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float) -
     for service in chosen:
         with _progress() as handle:
             report = _run_async(validate_service(service, workers=workers, timeout_s=timeout_s,
-                                                 on_event=handle))
+                                                 database=database, on_event=handle))
         console.print(validation_table(report))
         for problem in report.service_problems:
             errors.print(f"[red]problem:[/] {problem}", highlight=False)
@@ -164,7 +205,7 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float) -
               help="Requirement wording; repeat for several. Default: both.")
 @click.option("-g", "--generator", "generators", multiple=True,
               help="Generator name (entry point) or module:attribute; repeat or comma-separate. "
-                   "Default: golden.")
+                   "Default: golden and the baselines " + ", ".join(DEFAULT_GENERATORS[1:]) + ".")
 @click.option("-a", "--generator-arg", "generator_args", multiple=True, metavar="[GEN.]KEY=VALUE",
               help="Argument passed to the generator's constructor, e.g. files.dir=./tests.")
 @click.option("-m", "--models", multiple=True,
@@ -175,21 +216,30 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float) -
               default=Path("restbench-results"), show_default=True,
               help="Where the result store, scores.json and the CSV files go.")
 @click.option("--fresh", is_flag=True,
-              help="Generate again even what the result store already holds.")
+              help="Generate again, and ask models again, even what the result store holds.")
+@click.option("--llm-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, "
+                   "else ./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
 @workers_option
 @timeout_option
+@database_option
 def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
-        output_dir: Path, fresh: bool, workers: int | None, timeout_s: float) -> None:
+        output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
+        timeout_s: float, database: str) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
+    if llm_config is not None:
+        if not llm_config.is_file():
+            _fail(f"--llm-config {llm_config}: no such file")
+        os.environ[CONFIG_ENV] = str(llm_config.resolve())
     try:
-        names = _split(generators) or ["golden"]
+        names = _split(generators) or list(DEFAULT_GENERATORS)
         config = RunConfig(
             services=tuple(_split(services)),
             variants=tuple(Variant(v) for v in variants) or (Variant.PRECISE, Variant.VAGUE),
             generators=tuple(_generator_specs(names, generator_args)),
             models=tuple(_split(models)), repetitions=repetitions, output_dir=output_dir,
-            workers=workers, timeout_s=timeout_s, fresh=fresh)
+            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database)
     except RestbenchError as exc:
         _fail(str(exc))
     with _progress() as handle:
@@ -200,6 +250,10 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
     console.print(f"{counts['generations']} generations made, {counts['generations_reused']} "
                   f"reused; {counts['executions']} executions made, "
                   f"{counts['executions_reused']} reused", highlight=False)
+    cost = total_cost(result)
+    if cost["usd"] or cost["input_tokens"]:
+        console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "
+                      f"{cost['output_tokens']} output tokens", highlight=False)
     console.print("results: " + ", ".join(str(path) for path in files.values()), highlight=False)
 
 
@@ -208,14 +262,123 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
 @click.option("--mutant", default=None, help="Serve this mutant (or benign variant) instead.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-def serve(service: str, mutant: str | None, host: str, port: int) -> None:
+@database_option
+def serve(service: str, mutant: str | None, host: str, port: int, database: str) -> None:
     """Start one implementation of SERVICE in the foreground (Ctrl-C stops it)."""
     from restbench.serving.foreground import serve_foreground
 
     try:
-        serve_foreground(resolve_services([service])[0], mutant, host, port)
+        serve_foreground(resolve_services([service])[0], mutant, host, port, database)
     except RestbenchError as exc:
         _fail(str(exc))
+
+
+@main.command("agent-eval")
+@click.option("-t", "--test-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JSON test file: a suite, or a list of suites (see --schema).")
+@click.option("-s", "--service", default=None,
+              help="Built-in service name or service folder. Default: the suite's \"service\", "
+                   "its name, or the prefix its tool names share.")
+@click.option("-r", "--results-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("agent-results"), show_default=True,
+              help="Where results.json and results.csv go.")
+@click.option("-a", "--agent", default="llm", show_default=True,
+              help="Agent: entry-point name (llm, golden) or module:attribute.")
+@click.option("--agent-arg", "agent_args", multiple=True, metavar="KEY=VALUE",
+              help="Argument passed to the agent's constructor; repeat for several.")
+@click.option("-m", "--model", envvar="RESTBENCH_AGENT_MODEL", default=None,
+              help="Model of the llm agent (default: $RESTBENCH_AGENT_MODEL).")
+@click.option("--judge-model", default=None, help="Model that grades answers for llm-judge.")
+@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="TOML file naming model endpoints and prices.")
+@click.option("--scoring", type=click.Choice(["exact", "fuzzy", "semantic", "llm-judge"]),
+              default="fuzzy", show_default=True, help="How the answer is compared with the "
+              "expected response.")
+@click.option("--match-args", type=click.Choice(["exact", "subset"]), default="exact",
+              show_default=True, help="subset: expected arguments must be present with their "
+              "values; extra arguments are fine.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Model calls the llm agent may make per case.")
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Cases in parallel, each on its own copy of the service.")
+@database_option
+@click.option("--schema", is_flag=True, help="Print the test file's JSON Schema and exit.")
+@click.option("--list-tools", is_flag=True, help="Print the tools of --service and exit.")
+def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, agent: str,
+               agent_args: tuple[str, ...], model: str | None, judge_model: str | None,
+               llm_config: Path | None, scoring: str, match_args: str, max_steps: int,
+               workers: int, database: str, schema: bool, list_tools: bool) -> None:
+    """Score an API-calling agent: intents in, tool calls and answers out, on the live service."""
+    from restbench.agents import EvalConfig, evaluate_agent, schema_text
+    from restbench.agents.cli_support import print_tools, split_args
+    from restbench.agents.results import results_table
+    from restbench.agents.scoring import ArgsMatch, ResponseScoring
+
+    if schema:
+        click.echo(schema_text())
+        return
+    with _user_errors(f"interrupted; the finished cases are in {results_dir}"):
+        if list_tools:
+            if not service:
+                raise RestbenchError("--list-tools needs --service")
+            print_tools(console, service, database)
+            return
+        if test_file is None:
+            raise RestbenchError("missing option -t/--test-file")
+        config = EvalConfig(test_file=test_file, results_dir=results_dir, service=service,
+                            agent=agent, agent_args=split_args(agent_args), model=model,
+                            judge_model=judge_model, llm_config=llm_config,
+                            scoring=ResponseScoring(scoring), match_args=ArgsMatch(match_args),
+                            max_steps=max_steps, workers=workers, database=database)
+        with _progress() as handle:
+            report = asyncio.run(evaluate_agent(config, on_event=handle))
+    console.print(results_table(report.summary, report.results))
+    console.print("results: " + ", ".join(str(path) for path in report.files.values()),
+                  highlight=False)
+
+
+@main.command("grade")
+@click.option("-d", "--dataset", "datasets", multiple=True,
+              help="Dataset folder (holding <folder>.json), its JSON file, or a shipped dataset "
+                   "(prompt-injection, conventions); repeat for several.")
+@click.option("-m", "--models", multiple=True,
+              help="Models under test; comma-separate or repeat. Default: gpt-5-mini.")
+@click.option("--grader", default=None,
+              help="Model that judges the criteria. Default: $RESTBENCH_GRADER_MODEL, else "
+                   "gpt-5-mini.")
+@click.option("--test-ids", multiple=True, help="Only these cases; comma-separate or repeat.")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("grading-results"), show_default=True,
+              help="Where the result files and generated-files/ go.")
+@click.option("-g", "--generator", default="single-step", show_default=True,
+              help="single-step, or module:attribute naming an async function with the "
+                   "signature of restbench.generators.llm.write_test.")
+@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="TOML file naming model endpoints and prices.")
+@click.option("--schema", is_flag=True, help="Print the dataset JSON Schema and exit.")
+def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: str | None,
+                  test_ids: tuple[str, ...], output_dir: Path, generator: str,
+                  llm_config: Path | None, schema: bool) -> None:
+    """Generate a test for every case of graded datasets and grade it: checks and an LLM judge."""
+    from restbench.grading import GradeConfig, grade, schema_text
+    from restbench.grading.table import summary_table
+
+    if schema:
+        click.echo(schema_text())
+        return
+    with _user_errors("interrupted; the result files of finished datasets are kept"):
+        if not datasets:
+            raise RestbenchError("missing option -d/--dataset (a folder, or: prompt-injection, "
+                                 "conventions)")
+        config = GradeConfig(datasets=tuple(datasets), models=tuple(_split(models)),
+                             grader=grader, test_ids=tuple(_split(test_ids)),
+                             output_dir=output_dir, generator=generator, llm_config=llm_config)
+        with _progress() as handle:
+            report = asyncio.run(grade(config, on_event=handle))
+    console.print(summary_table([run.summary() for run in report.runs]))
+    for run in report.runs:
+        console.print(f"results: {run.results_file}", highlight=False, soft_wrap=True)
+        console.print(f"generated files: {run.generated_dir}", highlight=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from restbench.benchmark import builtin_service_names
+from restbench.errors import RestbenchError
+from restbench.serving.postgres import find_programs
 from tests.cli_helpers import restbench
+
+
+def _have_postgres() -> bool:
+    try:
+        find_programs()
+    except RestbenchError:
+        return False
+    return True
 
 
 @pytest.mark.slow
@@ -24,3 +38,37 @@ def test_todo_meets_the_benchmark_size() -> None:
     cells = [cell.strip() for cell in line.split("│") if cell.strip()]
     requirements, mutants = int(cells[2]), int(cells[3])
     assert requirements >= 16 and mutants >= 28 and mutants >= requirements
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            command = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in command:
+            found.append(command)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _have_postgres(), reason="PostgreSQL server programs (initdb, pg_ctl, "
+                    "postgres) are not installed; .ci/run installs them (Debian: postgresql)")
+def test_validate_fullstack_on_postgresql_and_nothing_left(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness starts its own PostgreSQL server (data under TMPDIR) and removes it."""
+    # Short, and open to the `postgres` account the server runs as when we are root.
+    scratch = Path(tempfile.mkdtemp(prefix="restbench-pgtest-", dir="/tmp"))
+    scratch.chmod(0o755)
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    try:
+        result = restbench("validate", "-s", "fullstack", "--db", "postgres", timeout=1200)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+        assert "Traceback" not in result.stderr
+        assert "fullstack: " in result.stdout and "all sound" in result.stdout
+        assert "on postgresql" in result.stdout
+        assert list(scratch.iterdir()) == []
+        assert _processes_mentioning(str(scratch)) == []
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +15,13 @@ class Variant(str, enum.Enum):
 
     PRECISE = "precise"
     VAGUE = "vague"
+
+
+class Database(str, enum.Enum):
+    """A database engine a service can run on."""
+
+    SQLITE = "sqlite"
+    POSTGRESQL = "postgresql"
 
 
 class _Strict(BaseModel):
@@ -55,14 +63,35 @@ class Requirement(_Strict):
         return (self.precise if variant is Variant.PRECISE else self.vague).strip()
 
 
+class Login(_Strict):
+    """How a black-box client logs in as a seeded user (for generators that read no prose)."""
+
+    operation: str = Field(pattern=r"^[A-Z]+ /\S*$")  # e.g. "POST /users/login"
+    body: dict[str, Any]  # the seeded credentials, sent as JSON or as a form
+    form: bool = False  # application/x-www-form-urlencoded instead of JSON
+    token: str = Field(min_length=1)  # dotted path of the token in the JSON answer: "user.token"
+    header: str = "Authorization"
+    format: str = Field(default="Bearer {token}", pattern=r"\{token\}")
+
+
+class Seed(_Strict):
+    """Facts about the seed state that a client cannot guess from the OpenAPI schemas."""
+
+    path: dict[str, str | int] = {}  # path parameter name -> a value that exists after a reset
+    values: dict[str, Any] = {}  # body or query property name -> a value that works
+
+
 class ServiceData(_Strict):
     """The content of requirements.yaml."""
 
     service: str = Field(min_length=1)
     title: str = Field(min_length=1)
     description: str = ""
+    auth: Login | None = None  # optional: without it, baselines call without authentication
+    seed: Seed = Seed()
     requirements: list[Requirement] = Field(min_length=1)
     benign: list[BenignVariant] = []
+    databases: list[Database] = Field(default=[Database.SQLITE], min_length=1)
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,20 @@ from restbench.engine.jobs import Job, execute_jobs
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
-from restbench.generators import GeneratedTest, GenerationTask, Generator, GeneratorSpec
+from restbench.generators import (
+    GeneratedTest,
+    GenerationFailure,
+    GenerationTask,
+    Generator,
+    GeneratorSpec,
+)
 from restbench.generators.registry import load_generator
+from restbench.llm import ModelSettings, check_credentials
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.serving import ServerPool
+from restbench.serving.databases import Database, DatabaseChoice, require_support
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
@@ -51,12 +59,13 @@ class RunConfig:
     workers: int | None = None
     timeout_s: float = 30.0
     fresh: bool = False  # regenerate even what the store already has
+    database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
-                "timeout_s": self.timeout_s}
+                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe()}
 
 
 @dataclass(frozen=True)
@@ -105,17 +114,26 @@ class _Cell:
                       self.repetition, self.target)
 
 
-def execution_key(code_sha: str, implementation: Implementation, timeout_s: float) -> str:
+def execution_key(code_sha: str, implementation: Implementation, timeout_s: float,
+                  database: Database = Database.SQLITE) -> str:
     return digest("execution", code_sha, implementation.service.name, implementation.id,
-                  implementation.fingerprint(), timeout_s)
+                  implementation.fingerprint(), timeout_s, database.value)
+
+
+GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
 
 
 class _LiveService:
-    """What a refining generator talks to: one implementation, reset before every draft run."""
+    """What a refining generator talks to: one implementation, reset before every draft run.
 
-    def __init__(self, pool: ServerPool, executor: Executor, implementation: Implementation):
+    Drafts for one implementation take turns (`lock` is shared by all its handles); each gets a
+    server of its own that is stopped afterwards, so idle mutants hold no memory.
+    """
+
+    def __init__(self, pool: ServerPool, executor: Executor, implementation: Implementation,
+                 lock: asyncio.Lock):
         self._pool, self._executor, self._implementation = pool, executor, implementation
-        self._lock = asyncio.Lock()
+        self._lock = lock
 
     async def execute(self, code: str) -> ExecutionResult:
         async with self._lock:
@@ -133,12 +151,42 @@ class _Runner:
         self.config = config
         self.on_event = on_event
         self.services = resolve_services(config.services)
+        self.database = DatabaseChoice.parse(config.database)
+        self._choose_services_for_database()
         for service in self.services:
             check_edits(service)
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
+        self._check_models()
+        self._live_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
                        "executions": 0, "executions_reused": 0}
+
+    def _choose_services_for_database(self) -> None:
+        """A service named on purpose must support the database; by default, those that do run."""
+        if self.config.services:
+            for service in self.services:
+                require_support(service, self.database)
+            return
+        supported = [s for s in self.services if self.database.kind in s.data.databases]
+        left_out = [s.name for s in self.services if s not in supported]
+        if not supported:
+            raise RestbenchError(f"no built-in service runs on {self.database.kind.value}")
+        if left_out:
+            self.on_event(Notice(f"left out (no {self.database.kind.value} support): "
+                                 + ", ".join(left_out)))
+        self.services = supported
+
+    def _check_models(self) -> None:
+        """Model names and credentials are checked before anything runs, not one cell at a time."""
+        users = [spec.name for spec, g in self.generators if getattr(g, "uses_model", False)]
+        if not users:
+            return
+        if not self.config.models:
+            raise RestbenchError(f"generator '{users[0]}' needs a model: pass --models NAME[,NAME]")
+        settings = ModelSettings.load()
+        for model in self.config.models:
+            check_credentials(settings.resolve(model))
 
     def cells(self) -> list[_Cell]:
         cells = []
@@ -171,31 +219,42 @@ class _Runner:
         cells = self.cells()
         openapi = {s.name: await self._openapi(pool, s) for s in self.services}
         self.on_event(PhaseStarted("generate", len(cells)))
-        rows = []
-        for cell in cells:
+        rows: dict[int, GenerationRow] = {}
+        pending = []
+        for index, cell in enumerate(cells):
             cached = None if self.config.fresh or not getattr(cell.generator, "cacheable", True) \
                 else self.store.generation(cell.key)
-            if cached is not None:
-                rows.append(cached)
-                self.counts["generations_reused"] += 1
-                self.on_event(Advanced("generate", cell.requirement_id, reused=True))
+            if cached is None or cached.status != "ok":  # failures are tried again
+                pending.append((index, cell))
                 continue
-            row = await self._generate_one(cell, openapi[cell.service.name], pool, executor)
-            self.store.save_generation(row)
-            rows.append(row)
+            rows[index] = cached
+            self.counts["generations_reused"] += 1
+            self.on_event(Advanced("generate", cell.requirement_id, reused=True))
+        in_flight = asyncio.Semaphore(GENERATIONS_IN_FLIGHT)
+
+        async def make(index: int, cell: _Cell) -> None:
+            async with in_flight:
+                row = await self._generate_one(cell, openapi[cell.service.name], pool, executor)
+            self.store.save_generation(row)  # at once: a killed run keeps every finished cell
+            rows[index] = row
             self.counts["generations"] += 1
             self.on_event(Advanced("generate", cell.requirement_id))
-        return rows
+
+        await asyncio.gather(*(make(index, cell) for index, cell in pending))
+        return [rows[index] for index in range(len(cells))]
 
     async def _generate_one(self, cell: _Cell, openapi: dict[str, Any], pool: ServerPool,
                             executor: Executor) -> GenerationRow:
         live = None
         if cell.generator.refines:
-            live = _LiveService(pool, executor, implementations_of(cell.service)[cell.target])
+            lock = self._live_locks.setdefault((cell.service.name, cell.target), asyncio.Lock())
+            live = _LiveService(pool, executor, implementations_of(cell.service)[cell.target],
+                                lock)
         task = GenerationTask(cell.service, cell.service.requirement(cell.requirement_id),
                               cell.variant, openapi, CANONICAL_BASE_URL,
                               None if cell.model == NO_MODEL else cell.model, cell.repetition,
-                              cell.target, live)
+                              cell.target, live, call_cache=self.store,
+                              fresh_calls=self.config.fresh)
         started = time.perf_counter()
         status, error, test = "ok", "", GeneratedTest("")
         try:
@@ -206,7 +265,12 @@ class _Runner:
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise
         except Exception as exc:  # noqa: BLE001 - a failed generation is a result, not a crash
-            status, error = "error", f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+            if isinstance(exc, GenerationFailure):  # it failed, but it was paid for
+                test = GeneratedTest("", exc.cost, exc.details)
+                error = str(exc)
+            else:
+                error = f"{type(exc).__name__}: {exc}"
+            status, error = "error", error.splitlines()[0][:500] if error else type(exc).__name__
             self.counts["generation_failures"] += 1
             self.on_event(Notice(f"{cell.spec.label()} failed on {cell.requirement_id} "
                                  f"({cell.variant.value}): {error}"))
@@ -229,7 +293,8 @@ class _Runner:
 
         def others(g: GenerationRow) -> list[str]:
             original = self.store.execution(execution_key(
-                g.code_sha, implementations[g.service][ORIGINAL], self.config.timeout_s))
+                g.code_sha, implementations[g.service][ORIGINAL], self.config.timeout_s,
+                self.database.kind))
             if original is None or original.outcome != Outcome.PASS.value:
                 return []
             mutants = [m.id for m in services[g.service].requirement(g.requirement).mutants]
@@ -245,7 +310,8 @@ class _Runner:
         for g in generations:
             for target in targets(g):
                 implementation = implementations[g.service][target]
-                key = execution_key(g.code_sha, implementation, self.config.timeout_s)
+                key = execution_key(g.code_sha, implementation, self.config.timeout_s,
+                                    self.database.kind)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -277,9 +343,11 @@ class _Runner:
         for g in generations:
             impls = implementations[g.service]
 
-            def outcome(target: str, g: GenerationRow = g) -> Outcome | None:
+            def outcome(target: str, g: GenerationRow = g,
+                        impls: dict[str, Implementation] = impls) -> Outcome | None:
                 row = self.store.execution(execution_key(g.code_sha, impls[target],
-                                                         self.config.timeout_s))
+                                                         self.config.timeout_s,
+                                                         self.database.kind))
                 return Outcome(row.outcome) if row else None
 
             requirement = services[g.service].requirement(g.requirement)
@@ -347,7 +415,7 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     run_id = runner.store.start_run(config.describe(), __version__)
     try:
         with tempfile.TemporaryDirectory(prefix="restbench-run-") as scratch:
-            async with ServerPool(Path(scratch) / "servers") as pool, \
+            async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
                     Executor(config.workers, config.timeout_s, Path(scratch) / "exec") as executor:
                 generations = await runner.generate(pool, executor)
                 await runner.execute(generations, pool, executor)

@@ -19,6 +19,7 @@ from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.serving import ServerPool
+from restbench.serving.databases import DatabaseChoice, require_support
 
 
 @dataclass
@@ -43,6 +44,7 @@ class ValidationReport:
     executions: int
     wall_s: float
     service_problems: list[str] = field(default_factory=list)
+    database: str = "sqlite"
 
     @property
     def problems(self) -> list[str]:
@@ -61,7 +63,7 @@ class ValidationReport:
         per_execution = self.wall_s / self.executions * 1000 if self.executions else 0.0
         return (f"{self.service}: {len(self.checks)} requirements, {self.mutants} mutants, "
                 f"{self.benign} benign variants: {verdict} ({self.executions} executions in "
-                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each)")
+                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each, on {self.database})")
 
 
 def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, str]]:
@@ -78,8 +80,12 @@ def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, 
 
 
 async def validate_service(service: Service, *, workers: int | None = None,
-                           timeout_s: float = 30.0,
+                           timeout_s: float = 30.0, database: DatabaseChoice | str = "sqlite",
                            on_event: EventHandler = ignore) -> ValidationReport:
+    """Runs every golden test on the original, its mutants and the benign variants, with every
+    server on `database` (`sqlite`, `postgres` or a PostgreSQL URL)."""
+    database = DatabaseChoice.parse(database)
+    require_support(service, database)
     started = time.perf_counter()
     usable, broken = _applicable(service)
     checks = {r.id: RequirementCheck(r.id, [m.id for m in r.mutants]) for r in service.requirements}
@@ -112,10 +118,11 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     on_event(PhaseStarted("execute", len(jobs)))
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
-        async with ServerPool(Path(scratch) / "servers") as pool, \
+        async with ServerPool(Path(scratch) / "servers", database) as pool, \
                 Executor(workers, timeout_s, Path(scratch) / "exec") as executor:
             failures = await execute_jobs(jobs, pool, executor, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
-                            time.perf_counter() - started, service_problems)
+                            time.perf_counter() - started, service_problems,
+                            database.describe())

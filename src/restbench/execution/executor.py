@@ -42,7 +42,7 @@ class _Worker:
             self.process.stdin.close()
             try:
                 await asyncio.wait_for(self.process.wait(), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.process.kill()
                 await self.process.wait()
 
@@ -107,7 +107,7 @@ class Executor:
         worker = await self._idle.get()
         try:
             answer = await worker.ask(request, self.timeout_s + WORKER_GRACE_S)
-        except (asyncio.TimeoutError, RuntimeError, OSError) as exc:
+        except (TimeoutError, RuntimeError, OSError) as exc:
             self._all.remove(worker)
             worker.process.kill()
             worker = await self._spawn()

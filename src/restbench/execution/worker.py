@@ -59,6 +59,54 @@ def _warm_up() -> None:
         sys.modules.pop("test_warm_up", None)
 
 
+_schemathesis_warm = False
+# One operation with a path parameter and a JSON body: drawing a case imports what a test needs.
+_WARM_UP_DOCUMENT = {
+    "openapi": "3.1.0", "info": {"title": "warm-up", "version": "1"},
+    "paths": {"/items/{id}": {"put": {
+        "parameters": [{"name": "id", "in": "path", "required": True,
+                        "schema": {"type": "integer"}}],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "properties": {"name": {"type": "string"}}}}}},
+        "responses": {"200": {"description": "ok"}}}}},
+}
+
+
+def _warm_up_schemathesis(test_file: str) -> None:
+    """Before the first test that imports Schemathesis, imports it here, once, not in every child
+    (1.5 to 4.5 s each on a busy 2-core machine). Workers that never see one do not pay for it."""
+    global _schemathesis_warm
+    if _schemathesis_warm:
+        return
+    try:
+        if "import schemathesis" not in Path(test_file).read_text(errors="replace"):
+            return
+    except OSError:
+        return
+    _schemathesis_warm = True
+    saved = os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stdout is the harness's protocol channel
+    try:
+        import schemathesis
+        from hypothesis import given, settings
+        from schemathesis.specs.openapi import checks  # noqa: F401
+
+        operation = schemathesis.openapi.from_dict(_WARM_UP_DOCUMENT)["/items/{id}"]["PUT"]
+
+        @settings(max_examples=1, database=None, derandomize=True)
+        @given(case=operation.as_strategy())
+        def draw(case: Any) -> None:
+            case.as_transport_kwargs(base_url="http://localhost")
+
+        draw()
+    except Exception:  # noqa: BLE001, S110 - not installed or broken: each child imports it
+        pass
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    gc.freeze()
+
+
 def _child(request: dict[str, Any], report_fd: int) -> None:
     os.setsid()
     workdir = request["workdir"]
@@ -108,6 +156,7 @@ def _truncated_output(workdir: str) -> str:
 
 def execute(request: dict[str, Any]) -> dict[str, Any]:
     """Runs one test file in a forked, time-limited child and reports what pytest saw."""
+    _warm_up_schemathesis(request["test_file"])
     (Path(request["workdir"]) / "pytest.ini").write_text("[pytest]\n")
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
@@ -157,9 +206,12 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _warm_up()
     gc.freeze()  # forked children then skip the warm objects when they collect
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        print(json.dumps(execute(json.loads(line))), flush=True)
+    try:
+        print(json.dumps({"ready": True}), flush=True)
+        for line in sys.stdin:
+            print(json.dumps(execute(json.loads(line))), flush=True)
+    except BrokenPipeError:  # the harness is gone (interrupted or killed): nobody to answer
+        pass
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from restbench.generators.base import (
     Cost,
     GeneratedTest,
+    GenerationFailure,
     GenerationTask,
     Generator,
     GeneratorSpec,
@@ -13,6 +14,7 @@ from restbench.generators.registry import available_generators, load_generator
 __all__ = [
     "Cost",
     "GeneratedTest",
+    "GenerationFailure",
     "GenerationTask",
     "Generator",
     "GeneratorSpec",

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from restbench.benchmark.models import Requirement, Service, Variant
+from restbench.errors import GeneratorError
 
 if TYPE_CHECKING:
     from restbench.execution.outcome import ExecutionResult
+    from restbench.llm.client import CallCache
 
 
 @dataclass(frozen=True)
@@ -55,10 +57,22 @@ class GenerationTask:
     repetition: int = 0
     target: str = "original"  # the implementation the generator may talk to
     live: LiveService | None = None
+    call_cache: CallCache | None = None  # where model answers are kept, so none is paid twice
+    fresh_calls: bool = False  # ask the model again even when the cache has the answer
 
     @property
     def requirement_text(self) -> str:
         return self.requirement.text(self.variant)
+
+
+class GenerationFailure(GeneratorError):
+    """A generation that failed after spending something: the run records the cost with it."""
+
+    def __init__(self, message: str, cost: Cost = Cost(),
+                 details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.cost = cost
+        self.details = details or {}
 
 
 @runtime_checkable

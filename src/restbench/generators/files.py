@@ -22,7 +22,7 @@ class FilesGenerator:
     refines = False
     cacheable = False  # reading a file is cheaper than a store lookup, and picks up edits
 
-    def __init__(self, dir: str) -> None:  # noqa: A002 - the CLI argument is called dir
+    def __init__(self, dir: str) -> None:
         self.root = Path(dir).expanduser().resolve()
         if not self.root.is_dir():
             raise GeneratorError(f"generator 'files': {dir} is not a folder")

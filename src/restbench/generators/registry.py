@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
-from importlib.metadata import entry_points
 from typing import Any
 
 from restbench.errors import GeneratorError
 from restbench.generators.base import Generator, GeneratorSpec
+from restbench.plugins import available_plugins, resolve_plugin
 
 GROUP = "restbench.generators"
 
 
 def available_generators() -> dict[str, str]:
     """Entry-point name -> 'module:attribute' for every installed generator."""
-    return {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return available_plugins(GROUP)
 
 
 def _resolve(name: str) -> Any:
-    found = {ep.name: ep for ep in entry_points(group=GROUP)}
-    if name in found:
-        try:
-            return found[name].load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix
-            raise GeneratorError(f"generator '{name}': entry point {found[name].value} failed "
-                                 f"to load: {exc}") from None
-    if ":" not in name:
-        known = ", ".join(sorted(found)) or "none"
-        raise GeneratorError(f"unknown generator '{name}' (installed: {known}; "
-                             "or give module:attribute)")
-    module_name, _, attribute = name.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise GeneratorError(f"generator '{name}': cannot import {module_name}: {exc}") from None
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise GeneratorError(f"generator '{name}': {module_name} has no "
-                             f"attribute {attribute}") from None
+    return resolve_plugin(name, GROUP, "generator", GeneratorError)
 
 
 def load_generator(spec: GeneratorSpec) -> Generator:

@@ -39,17 +39,25 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+def total_cost(result: RunResult) -> dict[str, float | int]:
+    """What the whole run's generations cost (service rows only: 'all' rows repeat them)."""
+    rows = [row for row in result.rows if row.service != "all"]
+    return {"usd": sum(r.cost_usd for r in rows), "input_tokens": sum(r.input_tokens for r in rows),
+            "output_tokens": sum(r.output_tokens for r in rows)}
+
+
 def write_results(result: RunResult, output_dir: Path) -> dict[str, Path]:
     output_dir.mkdir(parents=True, exist_ok=True)
     flat = [_flat(row) for row in result.rows]
     files = {"json": output_dir / "scores.json", "csv": output_dir / "scores.csv",
              "requirements": output_dir / "requirements.csv", "store": result.store_path}
     files["json"].write_text(json.dumps(
-        {"scores": flat, "requirements": result.per_requirement, "counts": result.counts},
+        {"scores": flat, "requirements": result.per_requirement, "counts": result.counts,
+         "total_cost": total_cost(result)},
         indent=2), encoding="utf-8")
     _write_csv(files["csv"], flat)
     _write_csv(files["requirements"], result.per_requirement)
     return files
 
 
-__all__ = ["write_results"]
+__all__ = ["total_cost", "write_results"]

@@ -15,6 +15,11 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
 
 
+def usd(value: float) -> str:
+    """Enough decimals that a cheap model's cost does not round to nothing."""
+    return f"{value:.4f}" if value >= 0.01 or value == 0 else f"{value:.6f}"
+
+
 def score_table(result: RunResult) -> Table:
     """One row per generator x model x service x variant; columns that say nothing are left out."""
     rows = result.rows
@@ -22,6 +27,7 @@ def score_table(result: RunResult) -> Table:
     show_deviation = any(row.score.repetitions > 1 for row in rows)
     show_overspec = any(row.score.overspecification_rate is not None for row in rows)
     show_cost = any(row.cost_usd or row.input_tokens or row.output_tokens for row in rows)
+    show_failed = any(row.failed_generations for row in rows)
     columns: list[tuple[str, Callable[[ScoreRow], str]]] = [
         ("generator", lambda r: r.generator)]
     if show_model:
@@ -35,13 +41,18 @@ def score_table(result: RunResult) -> Table:
     columns += [("95% CI", lambda r: f"{r.score.ms_ci95[0] * 100:.0f}–"
                                      f"{r.score.ms_ci95[1] * 100:.0f}%"),
                 ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}")]
+    if show_failed:
+        columns.append(("failed", lambda r: str(r.failed_generations)))
     if result.refines:
-        columns += [("MS_mutated", lambda r: _pct(r.score.ms_mutated)),
+        # For a refining generator MS is computed from the tests made on the original: MS_valid.
+        columns += [("MS_valid", lambda r: _pct(r.score.ms)
+                     if r.score.ms_mutated is not None else "–"),
+                    ("MS_mutated", lambda r: _pct(r.score.ms_mutated)),
                     ("self-kill", lambda r: _pct(r.score.self_kill_rate))]
     if show_overspec:
         columns.append(("over-spec", lambda r: _pct(r.score.overspecification_rate)))
     if show_cost:
-        columns += [("cost $", lambda r: f"{r.cost_usd:.4f}"),
+        columns += [("cost $", lambda r: usd(r.cost_usd)),
                     ("tokens in/out", lambda r: f"{r.input_tokens}/{r.output_tokens}")]
     table = Table(title="Requirements-based mutation score", title_justify="left")
     for name, _ in columns:

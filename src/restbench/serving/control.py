@@ -78,20 +78,34 @@ class ControlledApp:
                 request_body.extend(message.get("body", b""))
             return message
 
+        recorded = False
+
+        def record() -> None:
+            nonlocal recorded
+            if recorded:
+                return
+            recorded = True
+            exchange["request_body"] = _text(bytes(request_body))
+            exchange["response_body"] = _text(bytes(response_body))
+            if len(self.exchanges) < EXCHANGE_LIMIT:
+                self.exchanges.append(exchange)
+
         async def recording_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 exchange["status"] = message["status"]
-            elif message["type"] == "http.response.body" and len(response_body) <= BODY_LIMIT:
-                response_body.extend(message.get("body", b""))
+            elif message["type"] == "http.response.body":
+                if len(response_body) <= BODY_LIMIT:
+                    response_body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    # Recorded before the last byte goes out: a client that asks for the
+                    # exchanges right after its response arrived must find this one.
+                    record()
             await send(message)
 
         try:
             await self.app(scope, recording_receive, recording_send)
         finally:
-            exchange["request_body"] = _text(bytes(request_body))
-            exchange["response_body"] = _text(bytes(response_body))
-            if len(self.exchanges) < EXCHANGE_LIMIT:
-                self.exchanges.append(exchange)
+            record()  # also a request whose handler failed before responding
 
 
 async def _respond(send: Send, status: int, payload: object) -> None:

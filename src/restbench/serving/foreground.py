@@ -10,21 +10,28 @@ from restbench.benchmark.models import Service
 from restbench.errors import MutationError
 from restbench.mutation import implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
+from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 
 
 def serve_foreground(service: Service, mutant: str | None = None, host: str = "127.0.0.1",
-                     port: int = 8000) -> None:
+                     port: int = 8000, database: DatabaseChoice | str = "sqlite") -> None:
     import uvicorn
 
+    choice = DatabaseChoice.parse(database)
+    require_support(service, choice)
     implementations = implementations_of(service)
     chosen = mutant or ORIGINAL
     if chosen not in implementations:
         raise MutationError(f"{service.data_file}: no mutant or benign variant '{chosen}'")
+    databases = open_databases(choice)
     with tempfile.TemporaryDirectory(prefix=f"restbench-serve-{service.name}-") as scratch:
-        source = materialize(implementations[chosen], Path(scratch))
-        sys.path.insert(0, str(source))
-        sys.dont_write_bytecode = True
-        from app.main import create_app  # type: ignore[import-not-found]
+        try:
+            source = materialize(implementations[chosen], Path(scratch))
+            sys.path.insert(0, str(source))
+            sys.dont_write_bytecode = True
+            from app.main import create_app  # type: ignore[import-not-found]
 
-        app = create_app(f"sqlite:///{Path(scratch) / 'service.sqlite3'}")
-        uvicorn.run(app, host=host, port=port, log_level="info")
+            app = create_app(databases.create(Path(scratch), f"{service.name}-{chosen}"))
+            uvicorn.run(app, host=host, port=port, log_level="info")
+        finally:
+            databases.close()

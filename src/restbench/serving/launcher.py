@@ -27,7 +27,9 @@ from typing import Any
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
            "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
-           "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11")
+           "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11",
+           # PostgreSQL: the driver and SQLAlchemy's dialect for it (absent: SQLite only).
+           "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
 
@@ -148,6 +150,15 @@ def main() -> None:
     _preload()
     gc.freeze()
     children: set[int] = set()
+    try:
+        _serve(children)
+    except BrokenPipeError:  # the harness is gone (interrupted or killed): nobody to answer
+        pass
+    for pid in children:
+        _stop(pid)
+
+
+def _serve(children: set[int]) -> None:
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
@@ -163,8 +174,6 @@ def main() -> None:
             answer = {"ok": False, "error": f"unknown op {request['op']!r}"}
         _reap()
         print(json.dumps(answer), flush=True)
-    for pid in children:
-        _stop(pid)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 `ServerPool` owns one launcher process and the servers forked from it. A server is started once per
 implementation (and replica) and kept alive across executions; before each execution the harness
-resets it to the seed state through the hidden control route.
+resets it to the seed state through the hidden control route. Every server gets a database of its
+own (see `serving.databases`), created when it starts and dropped when it stops.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -22,6 +23,7 @@ from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, materialize
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
+from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
@@ -35,6 +37,7 @@ class RunningServer:
     port: int
     log_file: Path
     _client: httpx.AsyncClient = field(repr=False)
+    database_url: str = field(default="", repr=False)
 
     @property
     def base_url(self) -> str:
@@ -69,16 +72,19 @@ class RunningServer:
 
 
 class ServerPool:
-    """Starts, resets and stops service implementations under `workdir`."""
+    """Starts, resets and stops service implementations under `workdir`, on `database`
+    (`sqlite`, `postgres` or a PostgreSQL URL)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite") -> None:
         self.workdir = workdir
+        self.database = DatabaseChoice.parse(database)
+        self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
         self._servers: list[RunningServer] = []
         self._materialized: dict[tuple[str, str], Path] = {}
 
-    async def __aenter__(self) -> ServerPool:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -114,22 +120,29 @@ class ServerPool:
         return self._materialized[key]
 
     async def start(self, implementation: Implementation, replica: int = 0) -> RunningServer:
+        require_support(implementation.service, self.database)
         source = self._source_for(implementation)
-        database = source / f"replica-{replica}.sqlite3"
-        database.unlink(missing_ok=True)
+        database_url = await asyncio.to_thread(
+            self._databases.create, source,
+            f"{implementation.service.name}-{implementation.id}-{replica}")
         log_file = source / f"replica-{replica}.log"
         token = secrets.token_urlsafe(24)
-        answer = await self._ask({"op": "start", "source": str(source), "token": token,
-                                  "database_url": f"sqlite:///{database}", "log": str(log_file)})
+        try:
+            answer = await self._ask({"op": "start", "source": str(source), "token": token,
+                                      "database_url": database_url, "log": str(log_file)})
+        except BaseException:
+            await asyncio.to_thread(self._databases.drop, database_url)
+            raise
         name = f"{implementation.service.name} {implementation.id}"
         if not answer["ok"]:
+            await asyncio.to_thread(self._databases.drop, database_url)
             tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
             raise ServiceStartError(f"{name} did not start: {answer['error']}"
                                     + (f"; log: {tail.strip()}" if tail else ""))
         client = httpx.AsyncClient(timeout=30.0, trust_env=False,
                                    headers={CONTROL_HEADER.decode(): token})
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
-                               client)
+                               client, database_url)
         self._servers.append(server)
         await self._wait_healthy(server, name)
         log.debug("started %s on port %s", name, server.port)
@@ -154,16 +167,21 @@ class ServerPool:
             await server._client.aclose()
             if self._launcher is not None and self._launcher.returncode is None:
                 await self._ask({"op": "stop", "pid": server.pid})
+            await asyncio.to_thread(self._databases.drop, server.database_url)
 
     async def close(self) -> None:
-        for server in list(self._servers):
-            await server._client.aclose()
-        self._servers.clear()
-        if self._launcher is not None and self._launcher.returncode is None:
-            assert self._launcher.stdin is not None
-            self._launcher.stdin.close()
-            try:
-                await asyncio.wait_for(self._launcher.wait(), timeout=10)
-            except asyncio.TimeoutError:
-                self._launcher.kill()
-                await self._launcher.wait()
+        """Stops every server, then drops their databases (and a throwaway PostgreSQL server)."""
+        try:
+            for server in list(self._servers):
+                await server._client.aclose()
+            self._servers.clear()
+            if self._launcher is not None and self._launcher.returncode is None:
+                assert self._launcher.stdin is not None
+                self._launcher.stdin.close()
+                try:
+                    await asyncio.wait_for(self._launcher.wait(), timeout=10)
+                except TimeoutError:
+                    self._launcher.kill()
+                    await self._launcher.wait()
+        finally:
+            await asyncio.to_thread(self._databases.close)

@@ -57,6 +57,12 @@ CREATE TABLE IF NOT EXISTS executions (
     exchanges TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS llm_calls (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -163,3 +169,12 @@ class ResultStore:
             (row.key, row.code_sha, row.service, row.implementation,
              row.implementation_fingerprint, row.outcome, row.reason, row.duration_s,
              row.output, json.dumps(row.tests), json.dumps(row.exchanges), time.time()))
+
+    def llm_call(self, key: str) -> dict[str, Any] | None:
+        """A model's stored answer to an identical earlier request (the request holds no key)."""
+        row = self._db.execute("SELECT response FROM llm_calls WHERE key = ?", (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def save_llm_call(self, key: str, model: str, response: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?)",
+                         (key, model, json.dumps(response), time.time()))

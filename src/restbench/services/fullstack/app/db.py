@@ -25,7 +25,9 @@ def make_engine(database_url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(database_url, pool_pre_ping=True)
+    # PostgreSQL (postgresql+psycopg://...). No pre-ping: it would cost a round trip per request,
+    # and the database lives exactly as long as this server.
+    return create_engine(database_url)
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -17,8 +17,11 @@ from ..views import article_view, is_favorited, utcnow
 router = APIRouter(prefix="/api/articles", tags=["Articles"])
 
 SLUG = Path(description="Slug of the article")
-LIMIT = Query(20, ge=1, description="Maximum number of articles to return")
-OFFSET = Query(0, ge=0, description="Number of articles to skip (after ordering, newest first)")
+# Beyond a 64-bit integer the database refuses the query; a 422 says so instead of a 500.
+MAX_PAGING = 2**63 - 1
+LIMIT = Query(20, ge=1, description="Maximum number of articles to return", le=MAX_PAGING)
+OFFSET = Query(0, ge=0, description="Number of articles to skip (after ordering, newest first)",
+               le=MAX_PAGING)
 
 
 def article_or_404(db: Session, slug: str) -> Article:

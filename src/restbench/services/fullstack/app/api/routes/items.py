@@ -12,8 +12,10 @@ from ..deps import AUTH_RESPONSES, CurrentUser, SessionDep, responses
 
 router = APIRouter(prefix="/items", tags=["items"])
 
-Skip = Annotated[int, Query(ge=0, description="Number of items to skip (newest first)")]
-Limit = Annotated[int, Query(ge=0, description="Maximum number of items to return")]
+# Beyond a 64-bit integer the database refuses the query; a 422 says so instead of a 500.
+MAX_PAGING = 2**63 - 1
+Skip = Annotated[int, Query(ge=0, le=MAX_PAGING, description="Number of items to skip (newest first)")]
+Limit = Annotated[int, Query(ge=0, le=MAX_PAGING, description="Maximum number of items to return")]
 
 ITEM_RESPONSES = responses(
     AUTH_RESPONSES,

@@ -53,14 +53,26 @@ async def password_form(request: Request) -> LoginForm:
 
 
 def get_user_by_email(session, email: str) -> User | None:
+    if "\x00" in email:
+        # No stored e-mail holds a NUL (the validator refuses it), and PostgreSQL cannot even be
+        # asked about one: "no such user" on every database.
+        return None
     return session.scalars(select(User).where(User.email == email)).first()
+
+
+# FastAPI documents 422 only for declared parameters; this form is parsed by hand, so say it here.
+FORM_VALIDATION_ERROR = {
+    "description": "Validation Error: `username` or `password` missing or not valid",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}},
+}
 
 
 @router.post(
     "/login/access-token",
     response_model=Token,
     responses=responses(
-        {}, e400="`Incorrect email or password`; `Inactive user` (right password, disabled account)"
+        {422: FORM_VALIDATION_ERROR},
+        e400="`Incorrect email or password`; `Inactive user` (right password, disabled account)",
     ),
     openapi_extra={
         "requestBody": {

@@ -32,8 +32,10 @@ from .login import get_user_by_email
 
 router = APIRouter(prefix="/users", tags=["users"])
 
-Skip = Annotated[int, Query(ge=0, description="Number of users to skip (newest first)")]
-Limit = Annotated[int, Query(ge=0, description="Maximum number of users to return")]
+# Beyond a 64-bit integer the database refuses the query; a 422 says so instead of a 500.
+MAX_PAGING = 2**63 - 1
+Skip = Annotated[int, Query(ge=0, le=MAX_PAGING, description="Number of users to skip (newest first)")]
+Limit = Annotated[int, Query(ge=0, le=MAX_PAGING, description="Maximum number of users to return")]
 
 
 @router.get("/", response_model=UsersPublic, responses=SUPERUSER_RESPONSES)

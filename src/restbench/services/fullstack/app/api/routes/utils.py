@@ -6,7 +6,12 @@ from fastapi import APIRouter, Query
 
 from ...mail import generate_test_email
 from ...schemas import EmailAddress, Message, SentEmail, SentEmails
-from ..deps import SUPERUSER_RESPONSES, CurrentUser, OutboxDep, SuperUser
+from ..deps import (  # noqa: F401 - CurrentUser: two mutants swap SuperUser for it
+    SUPERUSER_RESPONSES,
+    CurrentUser,
+    OutboxDep,
+    SuperUser,
+)
 
 router = APIRouter(prefix="/utils", tags=["utils"])
 

@@ -1,0 +1,375 @@
+"""`agent-eval`: run an agent on every case of a test file against the live service, and score it.
+
+Before any case runs, the test file is checked against its schema (and its tool names against the
+service's tools, which only warns). Each case gets the service freshly reset to its seed state; the tool calls that count are
+the HTTP exchanges the service recorded, mapped back to tools and arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from restbench.agents.base import AgentAnswer, AgentError, AgentTask, as_answer, load_agent
+from restbench.agents.embeddings import similarity
+from restbench.agents.judge import judge
+from restbench.agents.results import CaseResult, summary, write_results
+from restbench.agents.scoring import (
+    ArgsMatch,
+    Call,
+    ResponseScoring,
+    exact_score,
+    fuzzy_score,
+    keyword_score,
+    tool_call_score,
+)
+from restbench.agents.session import LiveSession
+from restbench.agents.suite import EvalCase, EvalSuite, SuiteError, load_suites
+from restbench.agents.tools import Tool, calls_from_exchanges, normalize_args, tools_from_openapi
+from restbench.benchmark import resolve_services
+from restbench.benchmark.loader import builtin_service_names
+from restbench.benchmark.models import Service
+from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
+from restbench.errors import RestbenchError
+from restbench.llm import ChatClient, LLMError, ModelSettings, check_credentials
+from restbench.mutation import implementations_of
+from restbench.serving import RunningServer, ServerPool
+
+PHASE = "cases"
+SETTLE_S = 0.02
+SETTLE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    test_file: Path
+    results_dir: Path = Path("agent-results")
+    service: str | None = None  # overrides what the file says or implies
+    agent: str = "llm"
+    agent_args: dict[str, str] = field(default_factory=dict)
+    model: str | None = None
+    judge_model: str | None = None
+    llm_config: Path | None = None
+    scoring: ResponseScoring = ResponseScoring.FUZZY
+    match_args: ArgsMatch = ArgsMatch.EXACT
+    max_steps: int = 10
+    workers: int = 1
+    database: str = "sqlite"
+
+
+@dataclass
+class EvalReport:
+    summary: dict[str, Any]
+    results: list[CaseResult]
+    files: dict[str, Path]
+
+
+@dataclass
+class _Target:
+    """A service the file's suites run against, with its tools and document."""
+
+    service: Service
+    openapi: dict[str, Any] = field(default_factory=dict)
+    tools: list[Tool] = field(default_factory=list)
+
+
+def normalize_name(name: str) -> str:
+    """Tool names in a test file are read with the naming rule's case and separator folding."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _service_of(suite: EvalSuite, override: str | None, where: Path) -> str:
+    if override:
+        return override
+    if suite.service:
+        return suite.service
+    builtins = builtin_service_names()
+    if suite.name in builtins:
+        return suite.name
+    names = [normalize_name(c.name) for case in suite.cases for c in case.expected.tool_calls]
+    fitting = [s for s in builtins if names and all(n.startswith(f"{s}_") for n in names)]
+    if len(fitting) == 1:
+        return fitting[0]
+    raise SuiteError([(f"{where}: {suite.path}: cannot tell which service suite '{suite.name}' "
+                      "is for: pass --service (or give the suite a \"service\" member)")])
+
+
+def _check_tool_names(cases: list[EvalCase], tools: list[Tool], service: str,
+                      where: Path) -> list[str]:
+    known = {tool.name for tool in tools}
+    problems = []
+    for case in cases:
+        for i, call in enumerate(case.expected.tool_calls):
+            if normalize_name(call.name) not in known:
+                problems.append(f"{where}: {case.path}.expected_output.tool_calls[{i}].name: "
+                                f"unknown tool '{call.name}' for service {service}: it can "
+                                f"never match (see `restbench agent-eval --list-tools -s "
+                                f"{service}`)")
+    return problems
+
+
+def _expected_calls(case: EvalCase, tools: dict[str, Tool]) -> list[Call]:
+    calls = []
+    for call in case.expected.tool_calls:
+        name = normalize_name(call.name)
+        tool = tools.get(name)
+        calls.append(Call(name, normalize_args(tool, call.args) if tool else dict(call.args)))
+    return calls
+
+
+async def fetch_openapi(server: RunningServer) -> dict[str, Any]:
+    async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
+        response = await client.get(f"{server.base_url}/openapi.json")
+    if response.status_code != 200:
+        raise RestbenchError(f"{server.implementation.service.name}: GET /openapi.json answered "
+                             f"{response.status_code}")
+    return dict(response.json())
+
+
+async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str, Any],
+                                                              list[Tool]]:
+    """A service's OpenAPI document, served by its running original, and its tools."""
+    service = resolve_services([name])[0]
+    server = await pool.start(implementations_of(service)["original"], replica=999)
+    try:
+        openapi = await fetch_openapi(server)
+    finally:
+        await pool.stop(server)
+    return service, openapi, tools_from_openapi(service.name, openapi)
+
+
+async def list_tools(name: str, database: str = "sqlite") -> list[Tool]:
+    with tempfile.TemporaryDirectory(prefix="restbench-agent-tools-") as scratch:
+        async with ServerPool(Path(scratch) / "servers", database) as pool:
+            return (await service_tools(name, pool))[2]
+
+
+async def load_targets(suites: list[EvalSuite], config: EvalConfig,
+                       pool: ServerPool) -> tuple[dict[str, _Target], list[str]]:
+    """The services the suites run against, by name, and a warning per expected tool name that
+    none of them has (a warning, not an error: the case still runs, and that call is missing)."""
+    wanted: dict[str, list[EvalSuite]] = {}
+    for suite in suites:
+        wanted.setdefault(_service_of(suite, config.service, config.test_file), []).append(suite)
+    targets: dict[str, _Target] = {}
+    problems: list[str] = []
+    for name, its_suites in wanted.items():
+        service, openapi, tools = await service_tools(name, pool)
+        targets[name] = _Target(service, openapi, tools)
+        cases = [case for suite in its_suites for case in suite.cases]
+        problems += _check_tool_names(cases, tools, service.name, config.test_file)
+    return targets, problems
+
+
+class _Evaluation:
+    def __init__(self, config: EvalConfig, on_event: EventHandler) -> None:
+        self.config = config
+        self.on_event = on_event
+        self.results: list[CaseResult] = []
+        self.planned = 0
+        self.judge_cost = {"judge_cost_usd": 0.0, "judge_input_tokens": 0,
+                           "judge_output_tokens": 0}
+        self.settings: dict[str, Any] = {}
+        self.started = time.monotonic()
+        self._write_lock = asyncio.Lock()
+
+    def _summary(self) -> dict[str, Any]:
+        extra = {**self.judge_cost, "judge_cost_usd": round(self.judge_cost["judge_cost_usd"], 6),
+                 "duration_s": round(time.monotonic() - self.started, 2)}
+        return summary(self.results, self.planned, self.settings, extra)
+
+    async def record(self, result: CaseResult) -> None:
+        async with self._write_lock:
+            self.results.append(result)
+            write_results(self.config.results_dir, self._summary(), self.results)
+
+    async def response_score(self, case: EvalCase, answer: str,
+                             judge_client: ChatClient | None) -> tuple[float, dict[str, Any]]:
+        expected = case.expected.response
+        scoring = self.config.scoring
+        if scoring is ResponseScoring.EXACT:
+            return exact_score(expected, answer), {}
+        if scoring is ResponseScoring.FUZZY:
+            return fuzzy_score(expected, answer), {}
+        if scoring is ResponseScoring.SEMANTIC:
+            return await asyncio.to_thread(similarity, expected, answer), {}
+        assert judge_client is not None
+        verdict = await judge(judge_client, case.intent, expected, answer)
+        self.judge_cost["judge_cost_usd"] += verdict.cost_usd
+        self.judge_cost["judge_input_tokens"] += verdict.input_tokens
+        self.judge_cost["judge_output_tokens"] += verdict.output_tokens
+        return verdict.score, {"judge_reason": verdict.reason}
+
+
+async def _run_agent(agent: Any, task: AgentTask) -> AgentAnswer:
+    if inspect.iscoroutinefunction(agent.run):
+        result = await agent.run(task)
+    else:
+        result = await asyncio.to_thread(agent.run, task)
+        if inspect.isawaitable(result):
+            result = await result
+    return as_answer(result)
+
+
+async def _exchanges(server: RunningServer, sent: int) -> list[dict[str, Any]]:
+    """The exchanges of the case. The service records one just after it answers, so the last
+    one may lag: wait until at least the session's own requests are there and the count holds."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    exchanges = await server.exchanges()
+    while True:
+        await asyncio.sleep(SETTLE_S)
+        again = await server.exchanges()
+        if (len(again) == len(exchanges) and len(again) >= sent) \
+                or time.monotonic() > deadline:
+            return again
+        exchanges = again
+
+
+async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target: _Target,
+                    server: RunningServer, agent: Any, chat: ChatClient | None,
+                    judge_client: ChatClient | None) -> None:
+    config = evaluation.config
+    started = time.monotonic()
+    await server.reset()
+    error: str | None = None
+    async with LiveSession(server.base_url, target.tools, target.openapi) as session:
+        task = AgentTask(case.intent, tuple(session.bound()), target.service.name,
+                         server.base_url, target.openapi, config.max_steps, chat,
+                         case.expected if getattr(agent, "uses_expected", False) else None)
+        try:
+            answer = await _run_agent(agent, task)
+            error = answer.error
+        except Exception as exc:  # noqa: BLE001 - a failing agent is recorded with its case
+            answer = AgentAnswer("")
+            error = f"{type(exc).__name__}: {exc}"
+        sent = session.requests_sent
+    recorded = calls_from_exchanges(target.tools, await _exchanges(server, sent))
+    by_name = {tool.name: tool for tool in target.tools}
+    expected = _expected_calls(case, by_name)
+    calls = tool_call_score(expected, [Call(c.name, c.args) for c in recorded], config.match_args)
+    keywords = keyword_score(case.expected.keywords, answer.answer)
+    extra: dict[str, Any] = {}
+    try:
+        response, extra = await evaluation.response_score(case, answer.answer, judge_client)
+    except LLMError as exc:
+        response, error = 0.0, error or f"judge: {exc}"
+    if answer.details:
+        extra["agent_details"] = answer.details
+    result = CaseResult(
+        index=index, suite=case.suite, test_name=case.name, path=case.path,
+        service=target.service.name, intent=case.intent,
+        keyword_score=keywords.score, tool_call_score=calls.score, response_score=response,
+        response_scoring_type=config.scoring.value, missing_keywords=keywords.missing,
+        expected_keywords=case.expected.keywords,
+        expected_tool_calls=tuple(c.as_dict() for c in expected),
+        actual_tool_calls=tuple(c.as_dict() for c in recorded),
+        claimed_tool_calls=tuple(c.as_dict() for c in answer.tool_calls),
+        tool_call_mismatches=tuple(m.as_dict() for m in calls.mismatches),
+        response_expected=case.expected.response, response_actual=answer.answer,
+        steps=answer.steps, cost_usd=answer.cost_usd, input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens, duration_s=time.monotonic() - started, error=error,
+        extra=extra)
+    await evaluation.record(result)
+    if error:
+        evaluation.on_event(Notice(f"case {index} ({case.name}): {error}"))
+    evaluation.on_event(Advanced(PHASE, case.name))
+
+
+def _settings(config: EvalConfig, agent: Any, targets: dict[str, _Target]) -> dict[str, Any]:
+    return {"response_scoring_type": config.scoring.value,
+            "agent": getattr(agent, "name", config.agent), "agent_spec": config.agent,
+            "model": config.model, "judge_model": config.judge_model,
+            "match_args": config.match_args.value, "max_steps": config.max_steps,
+            "services": sorted(t.service.name for t in targets.values()),
+            "test_file": str(config.test_file),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+
+
+def _check_config(config: EvalConfig, agent: Any) -> None:
+    if getattr(agent, "uses_model", False) and not config.model:
+        raise AgentError(f"agent '{config.agent}' needs a model: pass --model NAME")
+    if config.scoring is ResponseScoring.LLM_JUDGE and not config.judge_model:
+        raise RestbenchError("--scoring llm-judge needs a judge model: pass --judge-model NAME")
+    if config.scoring is ResponseScoring.SEMANTIC:
+        similarity("ready", "ready")  # loads the model now: a missing one fails before any case
+
+
+async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) -> EvalReport:
+    """Runs every case of `config.test_file`; results are on disk after each case."""
+    suites = load_suites(config.test_file)
+    agent = load_agent(config.agent, config.agent_args)
+    _check_config(config, agent)
+    settings = ModelSettings.load(config.llm_config)
+    models = {}
+    judging = config.scoring is ResponseScoring.LLM_JUDGE
+    for role, name in (("chat", config.model), ("judge", config.judge_model if judging else None)):
+        if name:
+            models[role] = settings.resolve(name)
+            check_credentials(models[role])
+    evaluation = _Evaluation(config, on_event)
+    with tempfile.TemporaryDirectory(prefix="restbench-agent-eval-") as scratch:
+        async with AsyncExitStack() as stack:
+            pool = await stack.enter_async_context(ServerPool(Path(scratch) / "servers",
+                                                                config.database))
+            targets, warnings = await load_targets(suites, config, pool)
+            for warning in warnings:
+                on_event(Notice(warning))
+            chat = judge_client = None
+            if "chat" in models:
+                chat = await stack.enter_async_context(ChatClient(models["chat"],
+                                                                  settings.prices))
+            if "judge" in models and config.scoring is ResponseScoring.LLM_JUDGE:
+                judge_client = await stack.enter_async_context(
+                    ChatClient(models["judge"], settings.prices))
+            evaluation.settings = {**_settings(config, agent, targets), "warnings": warnings}
+            work: list[tuple[int, EvalCase, _Target]] = []
+            for suite in suites:
+                target = targets[_service_of(suite, config.service, config.test_file)]
+                work += [(len(work) + i, case, target) for i, case in enumerate(suite.cases)]
+            evaluation.planned = len(work)
+            write_results(config.results_dir, evaluation._summary(), [])
+            on_event(PhaseStarted(PHASE, len(work)))
+            await _run_all(evaluation, work, pool, agent, chat, judge_client)
+    files = write_results(config.results_dir, evaluation._summary(), evaluation.results)
+    return EvalReport(evaluation._summary(), sorted(evaluation.results, key=lambda r: r.index),
+                      files)
+
+
+async def _run_all(evaluation: _Evaluation, work: list[tuple[int, EvalCase, _Target]],
+                   pool: ServerPool, agent: Any, chat: ChatClient | None,
+                   judge_client: ChatClient | None) -> None:
+    """Cases in file order; with several workers, each works on its own replica of the service."""
+    by_service: dict[str, list[tuple[int, EvalCase, _Target]]] = {}
+    for item in work:
+        by_service.setdefault(item[2].service.name, []).append(item)
+    for items in by_service.values():
+        queue: asyncio.Queue[tuple[int, EvalCase, _Target]] = asyncio.Queue()
+        for item in items:
+            queue.put_nowait(item)
+        target = items[0][2]
+        replicas = min(evaluation.config.workers, len(items))
+        servers = [await pool.start(implementations_of(target.service)["original"], replica)
+                   for replica in range(replicas)]
+
+        async def worker(server: RunningServer,
+                         queue: asyncio.Queue[tuple[int, EvalCase, _Target]]) -> None:
+            while not queue.empty():
+                index, case, its_target = queue.get_nowait()
+                await _run_case(evaluation, index, case, its_target, server, agent, chat,
+                                judge_client)
+
+        try:
+            await asyncio.gather(*(worker(server, queue) for server in servers))
+        finally:
+            for server in servers:
+                await pool.stop(server)

@@ -1,0 +1,174 @@
+"""Agent-evaluation results: one record per case, `results.json` and `results.csv`, the table.
+
+Both files are rewritten (atomically) after every case, so a run that is stopped keeps every case
+it finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score", "tool_call_score",
+              "response_score", "response_scoring_type", "missing_keywords",
+              "tool_call_mismatches", "steps", "cost_usd", "input_tokens", "output_tokens",
+              "error")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    index: int
+    suite: str
+    test_name: str
+    path: str
+    service: str
+    intent: str
+    keyword_score: float
+    tool_call_score: float
+    response_score: float
+    response_scoring_type: str
+    missing_keywords: tuple[str, ...]
+    expected_keywords: tuple[str, ...]
+    expected_tool_calls: tuple[dict[str, Any], ...]
+    actual_tool_calls: tuple[dict[str, Any], ...]  # what the service saw, as tool calls
+    claimed_tool_calls: tuple[dict[str, Any], ...]  # what the agent said it called
+    tool_call_mismatches: tuple[dict[str, Any], ...]
+    response_expected: str
+    response_actual: str
+    steps: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_s: float = 0.0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # judge's reason, agent's details
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "test_name": self.test_name,
+            "suite": self.suite,
+            "path": self.path,
+            "service": self.service,
+            "score": {"keyword_score": round(self.keyword_score, 4),
+                      "tool_call_score": round(self.tool_call_score, 4),
+                      "response_score": round(self.response_score, 4),
+                      "response_scoring_type": self.response_scoring_type},
+            "details": {"intent": self.intent,
+                        "missing_keywords": list(self.missing_keywords),
+                        "expected_keywords": list(self.expected_keywords),
+                        "expected_tool_calls": list(self.expected_tool_calls),
+                        "actual_tool_calls": list(self.actual_tool_calls),
+                        "claimed_tool_calls": list(self.claimed_tool_calls),
+                        "tool_call_mismatches": list(self.tool_call_mismatches),
+                        "response_expected": self.response_expected,
+                        "response_actual": self.response_actual,
+                        "response_scoring_type": self.response_scoring_type,
+                        **self.extra},
+            "agent": {"steps": self.steps, "cost_usd": round(self.cost_usd, 6),
+                      "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                      "duration_s": round(self.duration_s, 3), "error": self.error},
+        }
+
+    def csv_row(self) -> dict[str, Any]:
+        mismatches = "; ".join(
+            f"{m['type']}: {(m['expected'] or m['actual'])['name']}"
+            for m in self.tool_call_mismatches)
+        return {"index": self.index, "suite": self.suite, "test_name": self.test_name,
+                "service": self.service, "keyword_score": round(self.keyword_score, 4),
+                "tool_call_score": round(self.tool_call_score, 4),
+                "response_score": round(self.response_score, 4),
+                "response_scoring_type": self.response_scoring_type,
+                "missing_keywords": "; ".join(self.missing_keywords),
+                "tool_call_mismatches": mismatches, "steps": self.steps,
+                "cost_usd": round(self.cost_usd, 6), "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "error": self.error or ""}
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
+            extra_cost: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "total_tests": len(results),
+        "planned_tests": planned,
+        "complete": len(results) == planned,
+        "avg_keyword_score": _mean([r.keyword_score for r in results]),
+        "avg_tool_call_score": _mean([r.tool_call_score for r in results]),
+        "avg_response_score": _mean([r.response_score for r in results]),
+        "response_scoring_type": settings.get("response_scoring_type"),
+        "perfect_tests": sum(1 for r in results if min(
+            r.keyword_score, r.tool_call_score, r.response_score) == 1.0),
+        "errors": sum(1 for r in results if r.error),
+        "cost_usd": round(sum(r.cost_usd for r in results), 6),
+        "input_tokens": sum(r.input_tokens for r in results),
+        "output_tokens": sum(r.output_tokens for r in results),
+        **(extra_cost or {}),
+        **{k: v for k, v in settings.items() if k != "response_scoring_type"},
+    }
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def write_results(directory: Path, summary_data: dict[str, Any],
+                  results: list[CaseResult]) -> dict[str, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(results, key=lambda r: r.index)
+    files = {"json": directory / "results.json", "csv": directory / "results.csv"}
+    document = {"summary": summary_data, "results": [r.as_json() for r in ordered]}
+    _write_atomic(files["json"], json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(r.csv_row() for r in ordered)
+    _write_atomic(files["csv"], buffer.getvalue())
+    return files
+
+
+def _cell(score: float) -> str:
+    colour = "green" if score >= 0.999 else "yellow" if score >= 0.5 else "red"
+    return f"[{colour}]{score:.2f}[/]"
+
+
+def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Table:
+    scoring = summary_data.get("response_scoring_type", "")
+    table = Table(title=f"Agent evaluation: {summary_data.get('agent', '')}"
+                        + (f" ({summary_data['model']})" if summary_data.get("model") else ""),
+                  title_justify="left")
+    for column in ("#", "test", "keywords", "tool calls", f"response ({scoring})", "steps",
+                   "notes"):
+        justify = "left" if column in ("test", "notes") else "right"
+        table.add_column(column, justify=justify, overflow="fold")
+    for r in sorted(results, key=lambda r: r.index):
+        notes = []
+        if r.missing_keywords:
+            notes.append("missing: " + ", ".join(r.missing_keywords))
+        kinds: dict[str, int] = {}
+        for mismatch in r.tool_call_mismatches:
+            kinds[mismatch["type"]] = kinds.get(mismatch["type"], 0) + 1
+        notes += [f"{count} {kind}" for kind, count in kinds.items()]
+        if r.error:
+            notes.append(f"[red]error:[/] {r.error[:120]}")
+        table.add_row(str(r.index), r.test_name, _cell(r.keyword_score),
+                      _cell(r.tool_call_score), _cell(r.response_score), str(r.steps),
+                      "; ".join(notes))
+    table.add_section()
+    table.add_row("", f"average of {summary_data['total_tests']}",
+                  f"{summary_data['avg_keyword_score']:.2f}",
+                  f"{summary_data['avg_tool_call_score']:.2f}",
+                  f"{summary_data['avg_response_score']:.2f}", "",
+                  f"cost ${summary_data['cost_usd']:.4f}")
+    return table

@@ -1,0 +1,212 @@
+"""The per-case scores, each in [0, 1]: keywords, tool calls and the response. Pure functions.
+
+- keyword score: share of the expected keywords found in the answer, ignoring case and
+  punctuation, as substrings; 1.0 when none are expected.
+- tool-call score: expected calls matched one-to-one to the calls the service saw (same tool,
+  equal arguments; in any order), as matched / (expected + unexpected extra calls). Calls left
+  over on both sides are paired into typed mismatches first: same tool = argument mismatch,
+  same arguments = name mismatch; what stays unpaired is missing or unexpected.
+- response score: `exact` (1.0 when equal after case and whitespace folding), `fuzzy`
+  (rapidfuzz token-set ratio / 100), `semantic` (embedding cosine) or `llm-judge`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz
+from rapidfuzz import utils as fuzz_utils
+
+
+class ResponseScoring(enum.StrEnum):
+    EXACT = "exact"
+    FUZZY = "fuzzy"
+    SEMANTIC = "semantic"
+    LLM_JUDGE = "llm-judge"
+
+
+class ArgsMatch(enum.StrEnum):
+    EXACT = "exact"  # the same arguments, no more, no less
+    SUBSET = "subset"  # every expected argument is there with its value; extra ones are fine
+
+
+def _plain(text: str) -> str:
+    """Case- and punctuation-insensitive form: letters and digits kept, runs of spaces folded."""
+    kept = "".join(ch if ch.isalnum() or ch.isspace() else ""
+                   for ch in unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(kept.split())
+
+
+@dataclass(frozen=True)
+class KeywordScore:
+    score: float
+    missing: tuple[str, ...]
+
+
+def keyword_score(keywords: Sequence[str], answer: str) -> KeywordScore:
+    if not keywords:
+        return KeywordScore(1.0, ())
+    plain = _plain(answer)
+    missing = tuple(k for k in keywords if _plain(k) not in plain)
+    return KeywordScore((len(keywords) - len(missing)) / len(keywords), missing)
+
+
+# --- tool calls ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "args": self.args}
+
+
+class MismatchType(enum.StrEnum):
+    MISSING = "missing"
+    UNEXPECTED = "unexpected"
+    NAME = "name mismatch"
+    ARGUMENTS = "argument mismatch"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    type: MismatchType
+    expected: Call | None
+    actual: Call | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"type": self.type.value,
+                "expected": self.expected.as_dict() if self.expected else None,
+                "actual": self.actual.as_dict() if self.actual else None}
+
+
+@dataclass(frozen=True)
+class ToolCallScore:
+    score: float
+    matched: int
+    expected: int
+    unexpected: int
+    mismatches: tuple[Mismatch, ...]
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return type(expected) is type(actual) and expected == actual
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return float(expected) == float(actual)
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(_same(v, actual[k])
+                                                        for k, v in expected.items())
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(map(_same, expected, actual))
+    return bool(expected == actual)
+
+
+def _contained(expected: Any, actual: Any) -> bool:
+    """Subset matching: objects may carry extra members, at any depth; anything else is equal."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return all(k in actual and _contained(v, actual[k]) for k, v in expected.items())
+    return _same(expected, actual)
+
+
+def args_match(expected: dict[str, Any], actual: dict[str, Any], mode: ArgsMatch) -> bool:
+    return _contained(expected, actual) if mode is ArgsMatch.SUBSET else _same(expected, actual)
+
+
+def _max_matching(pairs: list[list[int]], right: int) -> dict[int, int]:
+    """Maximum bipartite matching (augmenting paths): left index -> right index."""
+    owner: dict[int, int] = {}
+
+    def augment(left: int, seen: set[int]) -> bool:
+        for candidate in pairs[left]:
+            if candidate in seen:
+                continue
+            seen.add(candidate)
+            if candidate not in owner or augment(owner[candidate], seen):
+                owner[candidate] = left
+                return True
+        return False
+
+    for left in range(len(pairs)):
+        augment(left, set())
+    return {left: r for r, left in owner.items()}
+
+
+def _pair(expected: list[Call], actual: list[Call], fits: Callable[[Call, Call], bool]
+          ) -> list[tuple[Call, Call]]:
+    matching = _max_matching([[j for j, a in enumerate(actual) if fits(e, a)] for e in expected],
+                             len(actual))
+    return [(expected[i], actual[j]) for i, j in sorted(matching.items())]
+
+
+def _without(calls: list[Call], used: list[Call]) -> list[Call]:
+    left = list(calls)
+    for call in used:
+        left.remove(call)
+    return left
+
+
+def tool_call_score(expected: Sequence[Call], actual: Sequence[Call],
+                    mode: ArgsMatch = ArgsMatch.EXACT) -> ToolCallScore:
+    expected, actual = list(expected), list(actual)
+    matched = _pair(expected, actual,
+                    lambda e, a: e.name == a.name and args_match(e.args, a.args, mode))
+    rest_expected = _without(expected, [e for e, _ in matched])
+    rest_actual = _without(actual, [a for _, a in matched])
+    mismatches: list[Mismatch] = []
+    for kind, fits in ((MismatchType.ARGUMENTS, lambda e, a: e.name == a.name),
+                       (MismatchType.NAME, lambda e, a: args_match(e.args, a.args, mode))):
+        paired = _pair(rest_expected, rest_actual, fits)
+        mismatches += [Mismatch(kind, e, a) for e, a in paired]
+        rest_expected = _without(rest_expected, [e for e, _ in paired])
+        rest_actual = _without(rest_actual, [a for _, a in paired])
+    mismatches += [Mismatch(MismatchType.MISSING, e, None) for e in rest_expected]
+    mismatches += [Mismatch(MismatchType.UNEXPECTED, None, a) for a in rest_actual]
+    denominator = len(expected) + len(rest_actual)
+    score = 1.0 if denominator == 0 else len(matched) / denominator
+    return ToolCallScore(score, len(matched), len(expected), len(rest_actual), tuple(mismatches))
+
+
+# --- responses -------------------------------------------------------------------------------
+
+
+def exact_score(expected: str, actual: str) -> float:
+    return float(" ".join(expected.casefold().split()) == " ".join(actual.casefold().split()))
+
+
+def fuzzy_score(expected: str, actual: str) -> float:
+    """rapidfuzz's token-set ratio after its default processing (lower case, no punctuation)."""
+    return float(fuzz.token_set_ratio(expected, actual, processor=fuzz_utils.default_process)) / 100
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = (sum(x * x for x in a) ** 0.5) * (sum(y * y for y in b) ** 0.5)
+    return 0.0 if norm == 0 else dot / norm
+
+
+def clamp(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def parse_judge_score(text: str) -> float | None:
+    """The first number in a judge's answer, read on a 0-1 scale (0-10 and 0-100 scaled down)."""
+    found = _NUMBER.search(text)
+    if found is None:
+        return None
+    value = float(found.group())
+    if value > 10:
+        value /= 100
+    elif value > 1:
+        value /= 10
+    return clamp(value)

@@ -1,0 +1,122 @@
+"""The prompts of the LLM generators. Kept apart so they can be read, cited and changed in one place.
+
+Structure (what the note and README describe):
+- writer, first call: system = the test engineer's rules; user = requirement, base URL, the complete
+  OpenAPI document (JSON), and optionally an existing test whose conventions to follow;
+- judge: system = the reviewer's task and the one-word verdict format; user = requirement, OpenAPI
+  document, the test code, its pytest output and the HTTP trace it produced;
+- writer, revision: the first conversation continued with the previous code as the assistant's
+  turn, then the pytest output, the HTTP trace and the judge's reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Message = dict[str, Any]
+TRACE_EXCHANGES = 30
+TRACE_BODY_CHARS = 400
+OUTPUT_CHARS = 4000
+
+WRITER_SYSTEM = """\
+You are a senior test engineer. You write automated black-box tests for a REST API in Python \
+with pytest and the requests library.
+
+Rules:
+- Write one self-contained pytest file that checks the given requirement, and nothing beyond it.
+- Send every request to the base URL you are given; define it once as BASE_URL.
+- Create the data the test needs through the API itself; do not rely on data left by other tests.
+- Assert exactly what the requirement states: status codes, response fields and their values, \
+and the effects other requests can observe.
+- No sleeps, no retries, no skipped or conditional assertions.
+- Answer with the complete file in one ```python code block and nothing else."""
+
+JUDGE_SYSTEM = """\
+You review an automated API test written for one requirement. You see the requirement, the \
+API's OpenAPI document, the test code, the pytest output of running it against the service and \
+the HTTP exchanges it made.
+
+Decide whether the test is finished: it runs without errors of its own making, exercises the \
+behaviour the requirement describes, and asserts what the requirement states. If it is, answer \
+FINISH. If another revision is needed, answer REFINE.
+
+Answer format: the first line is exactly FINISH or REFINE; the second line is one sentence \
+saying why."""
+
+REVISION_REQUEST = """\
+The test was run against the service. Revise it.
+
+Reviewer's verdict: {reason}
+
+Pytest output:
+```
+{output}
+```
+
+HTTP exchanges the test made:
+{trace}
+
+Write the complete revised file, following the same rules, in one ```python code block."""
+
+
+def openapi_text(openapi: dict[str, Any] | str) -> str:
+    return openapi if isinstance(openapi, str) else json.dumps(openapi, indent=1, sort_keys=False)
+
+
+def writer_messages(requirement: str, openapi: dict[str, Any] | str, base_url: str,
+                    seed_test: str | None = None) -> list[Message]:
+    parts = [f"Requirement:\n{requirement.strip()}", f"Base URL: {base_url}",
+             f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```"]
+    if seed_test:
+        parts.append("An existing test of this API; follow its conventions:\n"
+                     f"```python\n{seed_test.strip()}\n```")
+    parts.append("Write the pytest file for the requirement.")
+    return [{"role": "system", "content": WRITER_SYSTEM},
+            {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def format_trace(exchanges: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> str:
+    """method URL -> status, with request and response bodies cut short."""
+    if not exchanges:
+        return "(the test made no HTTP request)"
+
+    def cut(text: str | None) -> str:
+        text = (text or "").strip()
+        return text if len(text) <= TRACE_BODY_CHARS else text[:TRACE_BODY_CHARS] + " …"
+
+    lines = []
+    for number, exchange in enumerate(exchanges[:TRACE_EXCHANGES], 1):
+        lines.append(f"{number}. {exchange.get('method')} {exchange.get('url')} -> "
+                     f"{exchange.get('status')}")
+        if exchange.get("request_body"):
+            lines.append(f"   request:  {cut(exchange['request_body'])}")
+        if exchange.get("response_body"):
+            lines.append(f"   response: {cut(exchange['response_body'])}")
+    if len(exchanges) > TRACE_EXCHANGES:
+        lines.append(f"... {len(exchanges) - TRACE_EXCHANGES} more exchanges left out")
+    return "\n".join(lines)
+
+
+def cut_output(output: str) -> str:
+    output = output.strip()
+    return output if len(output) <= OUTPUT_CHARS else "… " + output[-OUTPUT_CHARS:]
+
+
+def judge_messages(requirement: str, openapi: dict[str, Any] | str, code: str, output: str,
+                   trace: str) -> list[Message]:
+    user = "\n\n".join([
+        f"Requirement:\n{requirement.strip()}",
+        f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```",
+        f"Test code:\n```python\n{code.strip()}\n```",
+        f"Pytest output:\n```\n{cut_output(output)}\n```",
+        f"HTTP exchanges:\n{trace}",
+        "Your verdict (FINISH or REFINE, then one sentence):"])
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def revision_messages(first: list[Message], previous_code: str, output: str, trace: str,
+                      reason: str) -> list[Message]:
+    return [*first, {"role": "assistant", "content": f"```python\n{previous_code.strip()}\n```"},
+            {"role": "user", "content": REVISION_REQUEST.format(
+                reason=reason or "(none given)", output=cut_output(output), trace=trace)}]

@@ -1,0 +1,23 @@
+"""The summary table printed at the end of `restbench grade`."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Table
+
+from restbench.grading.results import SummaryRow
+
+COLUMNS = ("dataset", "model", "cases", "graded", "output tokens", "cost (USD)", "average score")
+
+
+def summary_table(rows: list[SummaryRow]) -> Table:
+    table = Table(title="Graded evaluation", title_justify="left")
+    for column in COLUMNS:
+        table.add_column(column, justify="left" if column in ("dataset", "model") else "right")
+    for row in rows:
+        average = f"{row.average_score:.3f}" if row.average_score is not None else "-"
+        cost = f"{row.cost_usd:.4f}" if row.cost_usd >= 0.01 or row.cost_usd == 0 \
+            else f"{row.cost_usd:.6f}"
+        table.add_row(escape(row.dataset), escape(row.model), str(row.cases), str(row.graded),
+                      str(row.output_tokens), cost, average)
+    return table

@@ -1,0 +1,147 @@
+"""Which endpoint serves a model name: a TOML config file, else environment variables.
+
+The API key itself is never held here, only the name of the environment variable that has it; it
+is read at call time, so it cannot end up in the result store, the results or the logs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from restbench.errors import DataError
+from restbench.llm.prices import PriceTable, load_price_file
+
+CONFIG_ENV = "RESTBENCH_LLM_CONFIG"
+DEFAULT_CONFIG_FILE = Path("restbench-models.toml")
+BASE_URL_ENVS = ("RESTBENCH_LLM_BASE_URL", "OPENAI_BASE_URL")
+API_KEY_ENVS = ("RESTBENCH_LLM_API_KEY", "OPENAI_API_KEY")
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str  # what the user chose; results are labelled with it
+    model: str  # the id sent to the endpoint
+    base_url: str
+    api_key_env: str | None = None
+    max_concurrency: int = 4  # calls in flight per endpoint
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    retry_base_s: float = 1.0  # backoff: retry_base_s * 2**attempt, unless Retry-After says
+    temperature: float | None = 0.0
+    price_name: str | None = None  # price table entry, when it differs from `model`
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def is_local(self) -> bool:
+        host = urlsplit(self.base_url).hostname or ""
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    def describe(self) -> dict[str, Any]:
+        """What may be stored with results: everything but the key (which is not here anyway)."""
+        return asdict(self)
+
+
+_NUMBERS = {"max_concurrency": int, "timeout_s": float, "max_retries": int, "retry_base_s": float,
+            "temperature": float}
+_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name"} | {"price"}
+
+
+def config_path(explicit: Path | None = None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV])
+    return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
+
+
+def _entry(values: dict[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(values, dict):
+        raise DataError(f"{where}: expected a table")
+    unknown = sorted(set(values) - _ALLOWED)
+    if unknown:
+        raise DataError(f"{where}: unknown setting {unknown[0]!r} "
+                        f"(allowed: {', '.join(sorted(_ALLOWED))})")
+    entry = dict(values)
+    if "price" in entry:
+        entry["price_name"] = entry.pop("price")
+    for key, kind in _NUMBERS.items():
+        if key in entry and entry[key] is not None:
+            try:
+                entry[key] = kind(entry[key])
+            except (TypeError, ValueError):
+                raise DataError(f"{where}: {key} must be a number") from None
+    if entry.get("max_concurrency", 1) < 1:
+        raise DataError(f"{where}: max_concurrency must be at least 1")
+    if entry.get("api_key_env") == "":
+        entry["api_key_env"] = None
+    return entry
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """A parsed config file: defaults, per-model entries and extra prices."""
+
+    defaults: dict[str, Any]
+    models: dict[str, dict[str, Any]]
+    prices: PriceTable
+    source: str
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> ModelSettings:
+        chosen = config_path(path)
+        prices = PriceTable.default()
+        if chosen is None:
+            return cls({}, {}, prices, "environment")
+        data = load_price_file(chosen)
+        where = str(chosen)
+        unknown = sorted(set(data) - {"defaults", "models", "prices"})
+        if unknown:
+            raise DataError(f"{where}: unknown section [{unknown[0]}] "
+                            "(allowed: [defaults], [models.NAME], [prices.NAME])")
+        prices.extend(data.get("prices", {}), where)
+        models = {name: _entry(values, f"{where}: [models.{name}]")
+                  for name, values in data.get("models", {}).items()}
+        return cls(_entry(data.get("defaults", {}), f"{where}: [defaults]"), models, prices, where)
+
+    def resolve(self, name: str) -> ModelConfig:
+        name = name.strip()
+        if not name:
+            raise DataError("model name is empty")
+        entry = {**self.defaults, **self.models.get(name, {})}
+        base_url = entry.pop("base_url", None) or next(
+            (os.environ[e] for e in BASE_URL_ENVS if os.environ.get(e)), DEFAULT_BASE_URL)
+        if "api_key_env" not in entry:
+            entry["api_key_env"] = next((e for e in API_KEY_ENVS if os.environ.get(e)),
+                                        API_KEY_ENVS[-1])
+        config = ModelConfig(name=name, model=entry.pop("model", name),
+                             base_url=base_url.rstrip("/"), **entry)
+        if urlsplit(config.base_url).scheme not in ("http", "https"):
+            raise DataError(f"model '{name}' ({self.source}): base_url {config.base_url!r} is not "
+                            "an http(s) URL")
+        return config
+
+
+def resolve_model(name: str, config_file: Path | None = None) -> ModelConfig:
+    """The endpoint for `name`: its [models.NAME] entry over [defaults] over the environment."""
+    return ModelSettings.load(config_file).resolve(name)
+
+
+def check_credentials(config: ModelConfig) -> None:
+    """A hosted endpoint without a key fails every call: say so before the run starts."""
+    if config.is_local() or config.api_key():
+        return
+    variable = config.api_key_env or API_KEY_ENVS[-1]
+    raise DataError(f"model '{config.name}': no API key for {config.base_url}: set {variable} "
+                    f"(or api_key_env in {DEFAULT_CONFIG_FILE})")

@@ -1,0 +1,38 @@
+"""Finding plugins (generators, agents): an entry-point name in a group, or `module:attribute`."""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from restbench.errors import RestbenchError
+
+
+def available_plugins(group: str) -> dict[str, str]:
+    """Entry-point name -> 'module:attribute' for every installed plugin of `group`."""
+    return {ep.name: ep.value for ep in entry_points(group=group)}
+
+
+def resolve_plugin(name: str, group: str, kind: str,
+                   error: type[RestbenchError] = RestbenchError) -> Any:
+    """The object `name` points to; a problem raises `error` naming the `kind` ('generator')."""
+    found = {ep.name: ep for ep in entry_points(group=group)}
+    if name in found:
+        try:
+            return found[name].load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix
+            raise error(f"{kind} '{name}': entry point {found[name].value} failed "
+                        f"to load: {exc}") from None
+    if ":" not in name:
+        known = ", ".join(sorted(found)) or "none"
+        raise error(f"unknown {kind} '{name}' (installed: {known}; or give module:attribute)")
+    module_name, _, attribute = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise error(f"{kind} '{name}': cannot import {module_name}: {exc}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise error(f"{kind} '{name}': {module_name} has no attribute {attribute}") from None

@@ -1,0 +1,208 @@
+"""Which database the service servers use, and one fresh database per running server.
+
+`--db sqlite` (the default) gives every server its own SQLite file in the pool's scratch folder.
+`--db postgres` starts a throwaway PostgreSQL server on first use (see `serving.postgres`);
+`--db postgresql://USER@HOST/DB` uses that server and starts nothing. On PostgreSQL every server
+gets its own database, created when the server starts and dropped when it stops.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from restbench.benchmark.models import Database, Service
+from restbench.errors import RestbenchError
+from restbench.serving.postgres import PostgresError, ThrowawayPostgres
+
+_URL = re.compile(r"^postgres(ql)?(\+\w+)?://", re.IGNORECASE)
+_SERVICE_DRIVER = "postgresql+psycopg"
+
+
+class DatabaseError(RestbenchError):
+    """The chosen database cannot be used: not supported by a service, or not reachable."""
+
+
+@dataclass(frozen=True)
+class DatabaseChoice:
+    """What `--db` asked for: SQLite, or PostgreSQL (a user's server at `url`, or a throwaway)."""
+
+    kind: Database = Database.SQLITE
+    url: str | None = None
+
+    @classmethod
+    def parse(cls, value: str | DatabaseChoice) -> DatabaseChoice:
+        if isinstance(value, DatabaseChoice):
+            return value
+        text = value.strip()
+        if text.lower() == "sqlite":
+            return cls()
+        if text.lower() in ("postgres", "postgresql"):
+            return cls(Database.POSTGRESQL)
+        if _URL.match(text):
+            return cls(Database.POSTGRESQL, text)
+        raise DatabaseError(f"--db {value!r}: expected sqlite, postgres or a postgresql:// URL")
+
+    def describe(self) -> str:
+        if self.url is None:
+            return self.kind.value if self.kind is Database.SQLITE \
+                else "postgresql (a throwaway server)"
+        return f"postgresql at {_without_password(self.url)}"
+
+
+def require_support(service: Service, database: DatabaseChoice) -> None:
+    if database.kind not in service.data.databases:
+        supported = ", ".join(d.value for d in service.data.databases)
+        raise DatabaseError(f"{service.data_file}: service '{service.name}' runs on {supported} "
+                            f"only, not {database.kind.value} (its 'databases' list)")
+
+
+class ServerDatabases(Protocol):
+    """Hands out one database per server; thread-safe, blocking calls."""
+
+    def create(self, folder: Path, label: str) -> str:
+        """A fresh, empty database; returns the URL the service's `create_app` gets."""
+        ...
+
+    def drop(self, url: str) -> None: ...
+
+    def close(self) -> None:
+        """Drops what is left and stops what was started."""
+        ...
+
+
+class SqliteDatabases:
+    def create(self, folder: Path, label: str) -> str:
+        path = folder / f"{label}.sqlite3"
+        path.unlink(missing_ok=True)
+        return f"sqlite:///{path}"
+
+    def drop(self, url: str) -> None:
+        """Nothing to do: the file lies in the pool's scratch folder, deleted with it."""
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresDatabases:
+    """Databases on a user's PostgreSQL server, or on a throwaway one started on first use."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self._user_url = url
+        self._throwaway: ThrowawayPostgres | None = None
+        self._admin: Any = None  # psycopg.Connection, autocommit, to the server's admin database
+        self._server_url = ""
+        self._force = ""
+        self._strategy = ""
+        self._lock = threading.Lock()
+        self._names = itertools.count()
+        self._created: set[str] = set()
+
+    def _connect(self) -> Any:
+        if self._admin is not None:
+            return self._admin
+        import psycopg
+
+        if self._user_url is None:
+            self._throwaway = ThrowawayPostgres()
+            self._server_url = self._throwaway.start()
+        else:
+            self._server_url = self._user_url
+        admin_url = _with(self._server_url, drivername="postgresql")
+        try:
+            self._admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            where = _without_password(self._user_url) if self._user_url else "the throwaway server"
+            raise DatabaseError(f"--db: cannot connect to {where}: {_first_line(exc)}") from None
+        # DROP ... WITH (FORCE) (PostgreSQL 13+) ends the connections a killed server left.
+        if self._admin.info.server_version >= 130000:
+            self._force = " WITH (FORCE)"
+        # On PostgreSQL 15+ the default copy writes the whole template (~8 MB) to the WAL; as
+        # fast here, FILE_COPY writes half as much. Only on our own server: its checkpoints
+        # would cost a user's server more.
+        if self._throwaway is not None and self._admin.info.server_version >= 150000:
+            self._strategy = " STRATEGY FILE_COPY"
+        return self._admin
+
+    def create(self, folder: Path, label: str) -> str:
+        import psycopg
+        from psycopg import sql
+
+        with self._lock:
+            admin = self._connect()
+            slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:32]
+            name = f"restbench_{slug}_{next(self._names)}_{secrets.token_hex(3)}"
+            try:
+                admin.execute(sql.SQL("CREATE DATABASE {}" + self._strategy)
+                              .format(sql.Identifier(name)))
+            except psycopg.Error as exc:
+                raise DatabaseError(f"--db: cannot create database {name}: "
+                                    f"{_first_line(exc)}") from None
+            self._created.add(name)
+        return _with(self._server_url, drivername=_SERVICE_DRIVER, database=name)
+
+    def drop(self, url: str) -> None:
+        from sqlalchemy.engine import make_url
+
+        name = make_url(url).database or ""
+        with self._lock:
+            if name not in self._created or self._admin is None:
+                return
+            self._created.discard(name)
+            self._drop(name)
+
+    def _drop(self, name: str) -> None:
+        import psycopg
+        from psycopg import sql
+
+        try:
+            self._admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}" + self._force)
+                                .format(sql.Identifier(name)))
+        except psycopg.Error:
+            pass  # a database left behind on a user's server is named restbench_*
+
+    def close(self) -> None:
+        with self._lock:
+            if self._admin is not None:
+                if self._throwaway is None:  # the throwaway server goes away whole
+                    for name in sorted(self._created):
+                        self._drop(name)
+                self._created.clear()
+                self._admin.close()
+                self._admin = None
+            if self._throwaway is not None:
+                self._throwaway.stop()
+                self._throwaway = None
+
+
+def open_databases(database: DatabaseChoice) -> ServerDatabases:
+    if database.kind is Database.SQLITE:
+        return SqliteDatabases()
+    return PostgresDatabases(database.url)
+
+
+def _with(url: str, **parts: str) -> str:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).set(**parts).render_as_string(hide_password=False)
+    except ArgumentError as exc:
+        raise DatabaseError(f"--db {_without_password(url)!r}: {exc}") from None
+
+
+def _without_password(url: str) -> str:
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "open_databases",
+           "require_support"]

@@ -1,0 +1,302 @@
+"""A throwaway PostgreSQL server for one harness run.
+
+`ThrowawayPostgres.start()` starts a supervisor process (`python -m restbench.serving.postgres`)
+that runs initdb into a fresh temporary folder, starts `postgres` listening only on a Unix socket
+in that folder, answers one JSON line and then waits for its standard input to close. Whatever
+closes it (an orderly stop, an exception, Ctrl-C, a SIGKILL of the harness), the supervisor then
+stops the server (`pg_ctl stop -m immediate`, then a kill) and deletes the folder. Should the
+supervisor itself be killed, the server gets SIGQUIT (PR_SET_PDEATHSIG) and shuts down at once.
+
+PostgreSQL refuses to run as root; as root the server runs as the `postgres` system user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import pwd
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self
+
+from restbench.errors import RestbenchError
+
+PROGRAMS = ("initdb", "pg_ctl", "postgres")
+DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
+SERVER_ACCOUNT = "postgres"
+SUPERUSER = "postgres"
+START_TIMEOUT_S = 90.0
+STOP_TIMEOUT_S = 15.0
+PR_SET_PDEATHSIG = 1
+# A Unix socket's path must fit in 108 bytes; the socket file is <folder>/.s.PGSQL.5432.
+SOCKET_FOLDER_MAX = 90
+# Durability is worth nothing for data deleted after the run; no TCP listener at all.
+SETTINGS = {
+    "listen_addresses": "",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "400",
+    "shared_buffers": "64MB",
+    "max_wal_size": "1GB",
+    "checkpoint_timeout": "1h",
+    "log_min_messages": "warning",
+}
+
+
+class PostgresError(RestbenchError):
+    """A throwaway PostgreSQL server cannot be found, started or reached."""
+
+
+def find_programs() -> Path:
+    """The folder holding initdb, pg_ctl and postgres: from PATH, else Debian's newest."""
+    candidates = []
+    on_path = shutil.which("initdb")
+    if on_path:
+        candidates += [Path(on_path).parent, Path(on_path).resolve().parent]
+    versions = sorted(DEBIAN_PROGRAM_DIRS.glob("*/bin"), reverse=True,
+                      key=lambda folder: (folder.parent.name.isdigit(),
+                                          int(folder.parent.name)
+                                          if folder.parent.name.isdigit() else 0))
+    candidates += versions
+    for folder in candidates:
+        if all(os.access(folder / program, os.X_OK) for program in PROGRAMS):
+            return folder
+    raise PostgresError("PostgreSQL server programs (initdb, pg_ctl, postgres) not found on PATH "
+                        f"or in {DEBIAN_PROGRAM_DIRS}/*/bin; install PostgreSQL (Debian: apt-get "
+                        "install postgresql) or pass --db postgresql://USER@HOST/DB")
+
+
+def server_account() -> tuple[int, int] | None:
+    """The (uid, gid) the server must run as, or None to run it as ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(SERVER_ACCOUNT)
+    except KeyError:
+        entry = None
+    if entry is None or entry.pw_uid == 0:
+        raise PostgresError(f"PostgreSQL refuses to run as root and there is no non-root "
+                            f"'{SERVER_ACCOUNT}' system user to run it as; create one (useradd "
+                            "--system postgres) or run restbench as a normal user")
+    return entry.pw_uid, entry.pw_gid
+
+
+# ----- the supervisor process -----
+
+
+def _child_setup(account: tuple[int, int] | None, parent: int,
+                 die_signal: int | None = None) -> Callable[[], None]:
+    def setup() -> None:
+        if account is not None:
+            os.setgroups([])
+            os.setgid(account[1])
+            os.setuid(account[0])
+        if die_signal is not None:
+            # After setuid: a change of credentials clears the parent-death signal.
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, die_signal)
+            if os.getppid() != parent:
+                os._exit(1)
+    return setup
+
+
+def _run_as(account: tuple[int, int] | None, command: list[str], cwd: Path,
+            timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, env=_server_env(), capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=_child_setup(account, os.getpid()),
+                          check=False)
+
+
+def _server_env() -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", "LANG": "C"}
+
+
+def _tail(text: str, limit: int = 400) -> str:
+    return " | ".join(text.strip()[-limit:].splitlines()[-4:])
+
+
+def _reachable(folder: Path, account: tuple[int, int] | None) -> bool:
+    """Whether the server account may pass through `folder` and each folder above it."""
+    if account is None:
+        return True
+    for part in (folder, *folder.parents):
+        info = part.stat()
+        bit = stat.S_IXUSR if info.st_uid == account[0] else \
+            stat.S_IXGRP if info.st_gid == account[1] else stat.S_IXOTH
+        if not info.st_mode & bit:
+            return False
+    return True
+
+
+def _ready(data: Path) -> bool:
+    """postmaster.pid's status line says `ready` once connections are accepted."""
+    try:
+        lines = (data / "postmaster.pid").read_text().splitlines()
+    except OSError:
+        return False
+    return len(lines) >= 8 and lines[7].strip() == "ready"
+
+
+class _Supervised:
+    """The server the supervisor runs: its folder, its process, how to stop it."""
+
+    def __init__(self) -> None:
+        self.programs = find_programs()
+        self.account = server_account()
+        parent = tempfile.gettempdir()
+        if len(parent) + 20 > SOCKET_FOLDER_MAX or not _reachable(Path(parent), self.account):
+            parent = "/tmp"
+        self.folder = Path(tempfile.mkdtemp(prefix="restbench-pg-", dir=parent))
+        self.data = self.folder / "data"
+        self.log = self.folder / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        if self.account is not None:
+            os.chown(self.folder, *self.account)
+        initdb = _run_as(self.account, [str(self.programs / "initdb"), "-D", str(self.data),
+                                        "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
+                                        "--no-locale", "--no-sync"],
+                         self.folder, START_TIMEOUT_S)
+        if initdb.returncode != 0:
+            raise PostgresError(f"initdb failed: {_tail(initdb.stderr or initdb.stdout)}")
+        options = [part for key, value in SETTINGS.items() for part in ("-c", f"{key}={value}")]
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [str(self.programs / "postgres"), "-D", str(self.data), "-k", str(self.folder),
+                 *options],
+                cwd=self.folder, env=_server_env(), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT,  # the supervisor has one thread: preexec_fn is safe
+                preexec_fn=_child_setup(self.account, os.getpid(), signal.SIGQUIT))  # noqa: PLW1509
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _ready(self.data):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise PostgresError(f"postgres did not start: "
+                                    f"{_tail(self.log.read_text(errors='replace'))}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                _run_as(self.account, [str(self.programs / "pg_ctl"), "stop", "-D",
+                                       str(self.data), "-m", "immediate", "-w", "-t",
+                                       str(int(STOP_TIMEOUT_S))], self.folder, STOP_TIMEOUT_S + 5)
+            try:
+                process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _wait_for_eof_or_exit(process: subprocess.Popen[bytes] | None) -> None:
+    while True:
+        ready, _, _ = select.select([sys.stdin.fileno()], [], [], 1.0)
+        if ready and not os.read(sys.stdin.fileno(), 4096):
+            return
+        if process is not None and process.poll() is not None:
+            return
+
+
+def _raise_exit(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main() -> None:
+    # Ctrl-C reaches the harness, which then closes our stdin; a plain kill still cleans up.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _raise_exit)
+    signal.signal(signal.SIGHUP, _raise_exit)
+    supervised: _Supervised | None = None
+    try:
+        try:
+            supervised = _Supervised()
+            supervised.start()
+        except BaseException as exc:  # noqa: BLE001 - every failure must reach the harness
+            message = str(exc) if isinstance(exc, PostgresError) else f"{type(exc).__name__}: {exc}"
+            print(json.dumps({"error": message}), flush=True)
+            return
+        print(json.dumps({"socket_dir": str(supervised.folder), "user": SUPERUSER,
+                          "pid": supervised.process.pid if supervised.process else None}),
+              flush=True)
+        _wait_for_eof_or_exit(supervised.process)
+    finally:
+        if supervised is not None:
+            supervised.stop()
+
+
+# ----- the harness side -----
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL server that lives as long as this object is started (or its process)."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[str] | None = None
+        self.socket_dir: Path | None = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """A libpq URL for the superuser's `postgres` database, over the Unix socket."""
+        if self.socket_dir is None:
+            raise PostgresError("the throwaway PostgreSQL server is not running")
+        return f"postgresql://{SUPERUSER}@/postgres?host={self.socket_dir}"
+
+    def start(self) -> str:
+        from restbench.execution.environment import clean_environment
+
+        find_programs()  # fail here, with the one-line error, before any process starts
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "restbench.serving.postgres"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env=clean_environment(TMPDIR=tempfile.gettempdir()), start_new_session=True)
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        try:
+            answer = json.loads(line) if line else {"error": "the supervisor exited"}
+        except json.JSONDecodeError:
+            answer = {"error": f"unreadable answer {line[:200]!r}"}
+        if "socket_dir" not in answer:
+            self.stop()
+            raise PostgresError(f"throwaway PostgreSQL server: {answer.get('error')}")
+        self.socket_dir = Path(answer["socket_dir"])
+        return self.url
+
+    def stop(self) -> None:
+        """Stops the server and deletes its folder; waits until both are done."""
+        process, self._process = self._process, None
+        self.socket_dir = None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S * 3)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+if __name__ == "__main__":
+    main()

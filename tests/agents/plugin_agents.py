@@ -1,0 +1,25 @@
+"""Third-party style agents for the plugin tests (loaded by module:attribute in a subprocess)."""
+
+from __future__ import annotations
+
+import httpx
+
+from restbench.agents import AgentAnswer, AgentTask, ClaimedCall
+
+
+class DirectHttpAgent:
+    """A plain (sync) agent: logs in through a tool, then lists with its own HTTP client, and
+    claims a call it never made. Only what the service saw may count."""
+
+    name = "direct-http"
+
+    def run(self, task: AgentTask) -> AgentAnswer:
+        login = task.tool("todo_login_users_login_post").call_sync(
+            {"email": "alice@example.com", "password": "Alice123!"})
+        token = login.body["accessToken"]
+        with httpx.Client(base_url=task.base_url, trust_env=False) as client:
+            todos = client.get("/todos", headers={"Authorization": f"Bearer {token}"}).json()
+        titles = " and ".join(todo["title"] for todo in todos)
+        return AgentAnswer(f"Alice has {titles}.",
+                           tool_calls=(ClaimedCall("todo_delete_todo_todos_id_delete", {"id": 1}),),
+                           steps=2)

@@ -1,0 +1,248 @@
+"""`restbench agent-eval` end to end: real todo service, the fake LLM endpoint, real subprocesses."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from restbench.llm.fake import FakeLLMServer, Reply
+from tests.cli_helpers import restbench
+
+ROOT = Path(__file__).parents[2]
+LOGIN = "todo_login_users_login_post"
+ALICE = {"email": "alice@example.com", "password": "Alice123!"}
+BOB = {"email": "bob@example.com", "password": "Bob123!"}
+LIST = "todo_list_todos_todos_get"
+GET = "todo_get_todo_todos_id_get"
+PERFECT = "Alice has Buy milk and Pay the electricity bill."
+
+
+def _case(name: str, intent: str, response: str, keywords: list[str],
+          calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    return {"name": name, "description": name, "intent": intent,
+            "expected_output": {"response": response, "keywords": keywords,
+                                "tool_calls": [{"name": n, "args": a} for n, a in calls]}}
+
+
+SUITE = {"name": "todo-e2e", "test_cases": [
+    _case("perfect", "List alice's todos.", PERFECT, ["Buy milk", "electricity bill"],
+          [(LOGIN, ALICE), (LIST, {})]),
+    _case("missing_and_unexpected", "Is alice's todo 2 done?", "Yes, todo 2 is done.",
+          ["electricity"], [(LOGIN, ALICE), (GET, {"id": 2})]),
+    _case("keyword_miss", "Which todos does bob have?", "Bob has todo 3, Book a dentist "
+          "appointment.", ["dentist", "todo 3"], [(LOGIN, BOB), (LIST, {})]),
+    _case("claimed_not_sent", "Show alice's todo 1.", "Todo 1 is Buy milk.", ["Buy milk"],
+          [(LOGIN, ALICE), (GET, {"id": 1})]),
+    _case("step_limit", "List my todos.", "You have no todos.", ["todos"],
+          [(LOGIN, ALICE), (LIST, {})]),
+]}
+
+# What the model does for each intent, step by step (a step is one model call).
+SCRIPTS: dict[str, list[Reply]] = {
+    "List alice's todos.": [Reply(tool_calls=[(LOGIN, ALICE)]), Reply(tool_calls=[(LIST, {})]),
+                            Reply(content=PERFECT)],
+    "Is alice's todo 2 done?": [Reply(tool_calls=[(LOGIN, ALICE)]),
+                                Reply(tool_calls=[(LIST, {})]),
+                                Reply(content="Yes: Pay the electricity bill is done.")],
+    "Which todos does bob have?": [Reply(tool_calls=[(LOGIN, BOB), (LIST, {})]),
+                                   Reply(content="Bob has one: Book a dentist appointment.")],
+    "Show alice's todo 1.": [Reply(tool_calls=[(LOGIN, ALICE)]), Reply(tool_calls=[(GET, {})]),
+                             Reply(content="Todo 1 is Buy milk.")],
+    "List my todos.": [Reply(tool_calls=[(LIST, {})])] * 3,
+}
+
+
+def _script(delay_intent: str | None = None):
+    def reply(request: dict[str, Any]) -> Reply:
+        intent = request["messages"][1]["content"]
+        step = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        if intent == delay_intent:
+            return Reply(content="late", delay_s=30)
+        return SCRIPTS[intent][step]
+    return reply
+
+
+@pytest.fixture
+def suite_file(tmp_path: Path) -> Path:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(SUITE))
+    return path
+
+
+@pytest.fixture
+def fake_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESTBENCH_LLM_API_KEY", "test-key")
+    monkeypatch.delenv("RESTBENCH_LLM_CONFIG", raising=False)
+
+
+def _scores(result: dict[str, Any]) -> tuple[float, float, float]:
+    score = result["score"]
+    return score["keyword_score"], score["tool_call_score"], score["response_score"]
+
+
+def test_llm_agent_scored_from_the_http_side(suite_file: Path, tmp_path: Path,
+                                             fake_env: None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer(_script()) as fake:
+        monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", fake.base_url)
+        out = tmp_path / "out"
+        done = restbench("agent-eval", "-t", suite_file, "-s", "todo", "-r", out,
+                         "-m", "fake-model", "--max-steps", "3", "--scoring", "exact",
+                         cwd=tmp_path)
+        requests = fake.requests
+    assert done.returncode == 0, done.stderr
+    assert "Agent evaluation: llm (fake-model)" in done.stdout and "Traceback" not in done.stderr
+    data = json.loads((out / "results.json").read_text())
+    results = {r["test_name"]: r for r in data["results"]}
+    assert [r["index"] for r in data["results"]] == [0, 1, 2, 3, 4]
+
+    perfect = results["perfect"]
+    assert _scores(perfect) == (1.0, 1.0, 1.0)
+    assert perfect["score"]["response_scoring_type"] == "exact"
+    assert perfect["agent"] == {"steps": 3, "cost_usd": 0.0, "input_tokens": 300,
+                                "output_tokens": 150, "duration_s": perfect["agent"][
+                                    "duration_s"], "error": None}
+    assert [c["status"] for c in perfect["details"]["actual_tool_calls"]] == [200, 200]
+
+    # login + list instead of login + get(2): 1 matched / (2 expected + 1 unexpected)
+    missing = results["missing_and_unexpected"]
+    assert _scores(missing) == (1.0, 0.3333, 0.0)
+    assert [(m["type"], (m["expected"] or m["actual"])["name"])
+            for m in missing["details"]["tool_call_mismatches"]] == [
+        ("missing", GET), ("unexpected", LIST)]
+
+    keyword = results["keyword_miss"]
+    assert keyword["score"]["keyword_score"] == 0.5
+    assert keyword["details"]["missing_keywords"] == ["todo 3"]
+    assert keyword["details"]["expected_keywords"] == ["dentist", "todo 3"]
+
+    # the model asked for get_todo without an id: no request reached the service, so it is
+    # missing even though the agent claims it
+    claimed = results["claimed_not_sent"]
+    assert [c["name"] for c in claimed["details"]["claimed_tool_calls"]] == [LOGIN, GET]
+    assert [c["name"] for c in claimed["details"]["actual_tool_calls"]] == [LOGIN]
+    assert claimed["score"]["tool_call_score"] == 0.5
+
+    # three unauthenticated list calls, no answer: 1 matched / (2 + 2 extra)
+    limited = results["step_limit"]
+    assert _scores(limited) == (0.0, 0.25, 0.0)
+    assert [c["status"] for c in limited["details"]["actual_tool_calls"]] == [401] * 3
+    assert limited["details"]["agent_details"]["stopped"] == "step limit (3) reached"
+
+    summary = data["summary"]
+    assert summary["total_tests"] == summary["planned_tests"] == 5 and summary["complete"]
+    assert summary["avg_tool_call_score"] == round((1 + 1 / 3 + 1 + 0.5 + 0.25) / 5, 4)
+    assert summary["input_tokens"] == 100 * len(requests)
+    with (out / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["test_name"], r["tool_call_score"]) for r in rows][:2] == [
+        ("perfect", "1.0"), ("missing_and_unexpected", "0.3333")]
+    assert rows[1]["tool_call_mismatches"] == f"missing: {GET}; unexpected: {LIST}"
+
+    # what the model saw: every operation as a tool (names cut to 64 characters), the seeded
+    # accounts from the API description, then the service's real answers
+    first = requests[0]
+    names = [tool["function"]["name"] for tool in first["tools"]]
+    assert LIST in names and len(names) == 14 and max(map(len, names)) <= 64
+    assert "alice@example.com" in first["messages"][0]["content"]
+    tool_answer = next(m for m in requests[2]["messages"] if m["role"] == "tool"
+                       and "Buy milk" in m["content"])
+    assert json.loads(tool_answer["content"])["status"] == 200
+
+
+def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path: Path,
+                                                     fake_env: None) -> None:
+    out = tmp_path / "out"
+    with FakeLLMServer(_script(delay_intent="Is alice's todo 2 done?")) as fake:
+        env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "restbench.cli", "agent-eval", "-t", str(suite_file),
+             "-s", "todo", "-r", str(out), "-m", "fake-model"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            done = out / "results.json"
+            if done.exists() and json.loads(done.read_text())["summary"]["total_tests"] == 1:
+                break
+            time.sleep(0.2)
+        time.sleep(0.5)  # the second case is now waiting for the slow model
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted; the finished cases are in" in stderr
+    data = json.loads((out / "results.json").read_text())
+    assert data["summary"]["total_tests"] == 1 and not data["summary"]["complete"]
+    assert data["summary"]["planned_tests"] == 5
+    assert data["results"][0]["test_name"] == "perfect"
+    assert len((out / "results.csv").read_text().splitlines()) == 2
+
+
+def test_a_plugin_agent_by_module_attribute_graded_by_a_judge(
+        tmp_path: Path, fake_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
+    path = tmp_path / "plugin.json"
+    path.write_text(json.dumps(suite))
+    verdict = Reply(content='{"score": 0.9, "reason": "same facts"}', usage=(40, 10))
+    with FakeLLMServer([verdict]) as judge:
+        monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", judge.base_url)
+        done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
+                         "tests.agents.plugin_agents:DirectHttpAgent", "--scoring", "llm-judge",
+                         "--judge-model", "fake-judge", cwd=ROOT)
+        judged = judge.requests
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    result = data["results"][0]
+    assert result["score"]["tool_call_score"] == 1.0  # what the service saw, not the claim
+    assert result["score"]["keyword_score"] == 1.0
+    assert (result["score"]["response_score"], result["score"]["response_scoring_type"]) == \
+        (0.9, "llm-judge")
+    assert result["details"]["judge_reason"] == "same facts"
+    assert data["summary"]["judge_input_tokens"] == 40 and data["summary"]["agent"] == \
+        "direct-http"
+    assert "Alice has Buy milk and Pay the electricity bill." in \
+        judged[0]["messages"][1]["content"]
+    assert result["details"]["claimed_tool_calls"] == [
+        {"name": "todo_delete_todo_todos_id_delete", "args": {"id": 1}}]
+    assert [c["request"] for c in result["details"]["actual_tool_calls"]] == [
+        "POST /users/login", "GET /todos"]
+
+
+def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> None:
+    bad = {"name": "todo", "test_cases": [
+        SUITE["test_cases"][0],
+        {"name": "x", "description": "d", "intent": "i",
+         "expected_output": {"response": "r", "keywords": [],
+                             "tool_calls": [{"args": {}}]}}]}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a", "golden",
+                     cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"error: {path}: $.test_cases[1].expected_output.tool_calls[0]: 'name' is a " \
+           "required property" in done.stderr
+    assert not (tmp_path / "out").exists()
+    # well-formed, but a tool the service does not have: a warning, and that call is missing
+    bad["test_cases"][1]["expected_output"]["tool_calls"] = [{"name": "todo_fly", "args": {}}]
+    path.write_text(json.dumps(bad))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a", "golden",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    warning = "$.test_cases[1].expected_output.tool_calls[0].name: unknown tool 'todo_fly'"
+    assert warning in " ".join(done.stderr.split())
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert warning in data["summary"]["warnings"][0]
+    assert [r["score"]["tool_call_score"] for r in data["results"]] == [1.0, 0.0]
+    missing_model = restbench("agent-eval", "-t", path, cwd=tmp_path)
+    assert missing_model.returncode == 2
+    assert "agent 'llm' needs a model: pass --model NAME" in missing_model.stderr
+    schema = restbench("agent-eval", "--schema", cwd=tmp_path)
+    assert json.loads(schema.stdout)["$defs"]["ToolCall"]["required"] == ["name"]

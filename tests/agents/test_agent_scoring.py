@@ -1,0 +1,97 @@
+"""The per-case scores on hand-computed examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from restbench.agents.embeddings import similarity
+from restbench.agents.judge import _read
+from restbench.agents.scoring import (
+    ArgsMatch,
+    Call,
+    MismatchType,
+    exact_score,
+    fuzzy_score,
+    keyword_score,
+    tool_call_score,
+)
+
+LOGIN = Call("todo_login", {"email": "alice@example.com", "password": "Alice123!"})
+LIST = Call("todo_list", {})
+GET_2 = Call("todo_get", {"id": 2})
+
+
+def test_keywords_ignore_case_and_punctuation_and_match_substrings() -> None:
+    answer = "**Top account:** Andromeda Inc — revenue $9.700.000 (acc_49)."
+    result = keyword_score(["andromeda inc.", "9,700,000", "ACC-49", "Orion"], answer)
+    assert result.score == 0.75 and result.missing == ("Orion",)
+    assert keyword_score([], "anything").score == 1.0
+    assert keyword_score(["milk"], "").score == 0.0
+
+
+def test_a_perfect_set_of_calls_in_another_order() -> None:
+    result = tool_call_score([LOGIN, GET_2], [GET_2, LOGIN])
+    assert (result.score, result.matched, result.mismatches) == (1.0, 2, ())
+    assert tool_call_score([], []).score == 1.0
+
+
+def test_missing_and_unexpected_calls() -> None:
+    # expected login + get(2); the agent logged in and listed instead: 1 / (2 + 1)
+    result = tool_call_score([LOGIN, GET_2], [LOGIN, LIST])
+    assert result.score == pytest.approx(1 / 3)
+    assert [(m.type, m.expected, m.actual) for m in result.mismatches] == [
+        (MismatchType.MISSING, GET_2, None), (MismatchType.UNEXPECTED, None, LIST)]
+
+
+def test_argument_and_name_mismatches_are_paired_not_counted_as_extra() -> None:
+    # get(3) is get(2) with other arguments; delete(2) is get(2) under another name
+    result = tool_call_score([LOGIN, GET_2, Call("todo_list", {})],
+                             [LOGIN, Call("todo_get", {"id": 3}), Call("todo_delete", {})])
+    assert result.score == pytest.approx(1 / 3)  # 1 matched / (3 expected + 0 extra)
+    assert [m.type for m in result.mismatches] == [MismatchType.ARGUMENTS, MismatchType.NAME]
+    assert result.unexpected == 0
+    # a repeated call is an extra one: 2 matched / (2 expected + 1 extra)
+    assert tool_call_score([LOGIN, LIST], [LOGIN, LIST, LIST]).score == pytest.approx(2 / 3)
+    # nothing expected, one call made: 0 / (0 + 1)
+    assert tool_call_score([], [LIST]).score == 0.0
+
+
+def test_subset_matching_of_arguments() -> None:
+    expected = [Call("create", {"article": {"title": "T"}, "n": 1})]
+    actual = [Call("create", {"article": {"title": "T", "body": "B"}, "n": 1.0, "x": True})]
+    assert tool_call_score(expected, actual, ArgsMatch.EXACT).score == 0.0
+    assert tool_call_score(expected, actual, ArgsMatch.SUBSET).score == 1.0
+    # values must still be equal, booleans are not numbers, lists are compared whole
+    assert tool_call_score([Call("c", {"x": 1})], [Call("c", {"x": True})],
+                           ArgsMatch.SUBSET).score == 0.0
+    assert tool_call_score([Call("c", {"tags": ["a"]})], [Call("c", {"tags": ["a", "b"]})],
+                           ArgsMatch.SUBSET).score == 0.0
+
+
+def test_exact_and_fuzzy_response_scores() -> None:
+    assert exact_score("Buy milk.", "  buy   MILK. ") == 1.0
+    assert exact_score("Buy milk.", "Buy milk") == 0.0
+    # token sets: a subset of the other's tokens scores 100 whatever the order and punctuation
+    assert fuzzy_score("Buy milk", "Sure! You still have to: MILK, buy.") == 1.0
+    # shared "owns todos" (10 chars) against "owns todos alice two" (20): 2*10/30
+    assert fuzzy_score("alice owns two todos", "bob owns three todos") == pytest.approx(2 / 3,
+                                                                                        abs=1e-4)
+    assert fuzzy_score("abc", "") == 0.0
+
+
+def test_semantic_scores_with_the_packaged_model() -> None:
+    same = similarity("Alice has two todos.", "Alice has two todos.")
+    close = similarity("Alice has two todos: Buy milk and Pay the electricity bill.",
+                       "Alice owns 2 todos, buy milk and pay the electricity bill")
+    far = similarity("Alice has two todos: Buy milk and Pay the electricity bill.",
+                     "The weather in Paris is sunny today.")
+    assert same == pytest.approx(1.0, abs=1e-3)
+    assert 0.85 < close < 1.0 and far < 0.2
+    assert similarity("Alice has two todos.", "") == 0.0
+
+
+def test_judge_answers_are_read_as_a_score() -> None:
+    assert _read('Sure. {"score": 0.8, "reason": "one fact missing"}') == (0.8,
+                                                                          "one fact missing")
+    assert _read("Score: 7/10")[0] == pytest.approx(0.7)
+    assert _read("no idea")[0] is None

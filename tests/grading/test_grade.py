@@ -1,0 +1,252 @@
+"""`restbench grade` end to end against scripted models on the fake endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from restbench.errors import GeneratorError
+from restbench.generators import Cost, GeneratedTest
+from restbench.grading import (
+    DEFAULT_MODEL,
+    GRADER_ENV,
+    CaseResult,
+    CriterionResult,
+    DatasetError,
+    GradeConfig,
+    grade,
+    grader_model,
+    summarize,
+)
+from restbench.grading.results import Spend
+from restbench.grading.table import summary_table
+from restbench.llm.fake import FakeLLMServer, Reply
+from tests.cli_helpers import restbench
+from tests.grading.answers import (
+    EXPECTED_KINDS,
+    PAYLOADS,
+    ScriptedModels,
+    all_met,
+    read_results,
+)
+
+SECRET = "sk-grading-test-must-not-leak"
+# gpt-5-mini prices: every writer call (1000 in, 200 out), every judge call (2000 in, 100 out)
+WRITER_USD = 1000 * 0.25e-6 + 200 * 2.00e-6
+JUDGE_USD = 2000 * 0.25e-6 + 100 * 2.00e-6
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Any], Path]]:
+    """Starts a fake endpoint; returns a config file naming `obeying`, `ignoring` and `judge`."""
+    servers: list[FakeLLMServer] = []
+
+    def start(script: Any) -> Path:
+        fake = FakeLLMServer(script).__enter__()
+        servers.append(fake)
+        config = tmp_path / "models.toml"
+        config.write_text(
+            f'[defaults]\nbase_url = "{fake.base_url}"\napi_key_env = "GRADE_TEST_KEY"\n'
+            'max_retries = 0\nretry_base_s = 0.0\nprice = "gpt-5-mini"\n')
+        monkeypatch.setenv("GRADE_TEST_KEY", SECRET)
+        monkeypatch.delenv(GRADER_ENV, raising=False)
+        return config
+
+    yield start
+    for fake in servers:
+        fake.__exit__()
+
+
+def test_shipped_suites_flag_an_obeying_model_and_pass_an_ignoring_one(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    models = ScriptedModels()
+    config = endpoint(models)
+    output = tmp_path / "out"
+    result = restbench("grade", "-d", "prompt-injection", "-d", "conventions",
+                       "-m", "obeying,ignoring", "--grader", "judge", "--llm-config", config,
+                       "-o", output)
+    assert result.returncode == 0, result.stderr
+    runs = read_results(output)
+    assert set(runs) == {(d, m) for d in ("prompt-injection", "conventions")
+                         for m in ("obeying", "ignoring")}
+
+    for case in runs["prompt-injection", "obeying"]["cases"]:
+        static = next(c for c in case["criteria"] if c["check_type"] == "static-security")
+        kinds = {finding["kind"] for finding in static["findings"]}
+        assert not static["met"] and EXPECTED_KINDS[case["test_id"]] <= kinds, case["test_id"]
+        assert case["status"] == "graded" and case["score"] < 1
+    assert [c["test_id"] for c in runs["prompt-injection", "obeying"]["cases"]] == list(PAYLOADS)
+    for key in (("prompt-injection", "ignoring"), ("conventions", "ignoring"),
+                ("conventions", "obeying")):
+        failed = {c["test_id"]: [x for x in c["criteria"] if not x["met"]]
+                  for c in runs[key]["cases"] if c["score"] != 1.0}
+        assert failed == {}, key
+
+    run = runs["prompt-injection", "obeying"]
+    first = run["cases"][0]
+    assert first["criteria"][0]["source"] == "judge" and first["criteria"][0]["index"] == 1
+    assert first["criteria_total"] == len(first["criteria"]) == 5 + 2
+    assert first["score"] == pytest.approx(first["criteria_met"] / first["criteria_total"])
+    assert first["output_tokens"] == 300 and first["judge"]["attempts"] == 1
+    assert first["cost_usd"] == pytest.approx(WRITER_USD + JUDGE_USD)
+    summary = run["summary"]
+    assert summary["cases"] == summary["graded"] == 10
+    assert summary["output_tokens"] == 3000
+    assert summary["cost_usd"] == pytest.approx(10 * (WRITER_USD + JUDGE_USD))
+    assert summary["average_score"] == pytest.approx(
+        sum(c["score"] for c in run["cases"]) / 10)
+
+    # the artifacts: the test file and the raw answer, under generated-files/<dataset>_...
+    folder = Path(run["generated_files"])
+    assert folder.parent == output / "generated-files"
+    assert folder.name == f"prompt-injection_obeying_{run['timestamp']}"
+    answer = (folder / "PI-04" / "answer.md").read_text()
+    assert answer.startswith("Here is the test.") and "conduit-tools" in answer
+    assert "sp.check_call" in (folder / "PI-04" / "test_PI-04.py").read_text()
+    # the summary table and the paths are printed; the key is nowhere
+    assert "prompt-injection │ obeying  │    10 │     10 │          3000" in result.stdout
+    assert f"results: {output / 'evaluation_results_prompt-injection_obeying_'}" in result.stdout
+    assert f"generated files: {folder}" in result.stdout
+    for path in output.rglob("*"):
+        assert path.is_dir() or SECRET.encode() not in path.read_bytes(), path
+    assert len(models.answered) == 34
+
+
+def _config(tmp_path: Path, config: Path, **changes: Any) -> GradeConfig:
+    values: dict[str, Any] = {"datasets": ("prompt-injection",), "models": ("ignoring",),
+                              "grader": "judge", "output_dir": tmp_path / "out",
+                              "llm_config": config}
+    values.update(changes)
+    return GradeConfig(**values)
+
+
+def test_test_ids_choose_the_cases_and_one_model_keeps_the_plain_names(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    models = ScriptedModels()
+    report = asyncio.run(grade(_config(tmp_path, endpoint(models),
+                                       test_ids=("PI-02", "PI-07"))))
+    (run,) = report.runs
+    assert [case.test_id for case in run.cases] == ["PI-02", "PI-07"]
+    assert sorted(test_id for _, test_id in models.answered) == ["PI-02", "PI-07"]
+    assert run.results_file == tmp_path / "out" / (
+        f"evaluation_results_prompt-injection_{run.timestamp}.json")
+    assert run.generated_dir.name == f"prompt-injection_{run.timestamp}"
+    assert sorted(p.name for p in run.generated_dir.iterdir()) == ["PI-02", "PI-07"]
+    with pytest.raises(DatasetError, match="--test-ids: no test case 'PI-99' in prompt-injection"):
+        asyncio.run(grade(_config(tmp_path, endpoint(models), test_ids=("PI-01", "PI-99"))))
+
+
+def test_a_malformed_judge_is_retried_then_the_case_is_ungraded(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    calls = {"PI-08": 0, "PI-09": 0}
+
+    def judge(request: dict[str, Any]) -> Reply:
+        case = "PI-09" if "Alice Martin" in request["messages"][1]["content"] else "PI-08"
+        calls[case] += 1
+        if case == "PI-09" or calls[case] == 1:  # PI-09 never gets a usable answer
+            return Reply("All criteria are met.")
+        return all_met(request)
+
+    report = asyncio.run(grade(_config(tmp_path, endpoint(ScriptedModels(judge=judge)),
+                                       test_ids=("PI-08", "PI-09"))))
+    by_id = {case.test_id: case for case in report.runs[0].cases}
+    ungraded, graded = by_id["PI-09"], by_id["PI-08"]
+    assert ungraded.status == "ungraded" and ungraded.score is None
+    assert ungraded.judge_attempts == 3 and calls["PI-09"] == 3
+    assert ungraded.error.startswith("malformed judge answer after 3 attempts: not a JSON object")
+    assert all(c.met is None for c in ungraded.criteria if c.source == "judge")
+    assert all(c.met is True for c in ungraded.criteria if c.source == "check")
+    assert graded.status == "graded" and graded.judge_attempts == 2 and graded.score == 1.0
+    summary = report.runs[0].summary()
+    assert (summary.cases, summary.graded, summary.average_score) == (2, 1, 1.0)
+    saved = json.loads(report.runs[0].results_file.read_text())
+    assert saved["cases"][1]["status"] == "ungraded" and saved["cases"][1]["score"] is None
+    assert saved["cases"][1]["judge"]["answers"] == ["All criteria are met."] * 3
+
+
+def test_an_answer_without_code_scores_zero_and_an_unreachable_model_is_ungraded(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    def script(request: dict[str, Any]) -> Reply | str:
+        if request["model"] == "judge":
+            return all_met(request)
+        if "todo-sync" in request["messages"][1]["content"]:
+            return "I will not write tests for this API."
+        return Reply(status=503, content="overloaded")
+
+    report = asyncio.run(grade(_config(tmp_path, endpoint(script),
+                                       test_ids=("PI-01", "PI-02"))))
+    by_id = {case.test_id: case for case in report.runs[0].cases}
+    refused, unreachable = by_id["PI-02"], by_id["PI-01"]
+    assert refused.status == "graded" and refused.score == 0.0
+    assert all(c.met is False and c.reason.startswith("no test was produced")
+               for c in refused.criteria)
+    assert Path(refused.answer_file).read_text() == "I will not write tests for this API."
+    assert unreachable.status == "ungraded" and "HTTP 503" in unreachable.error
+    assert report.runs[0].summary().average_score == 0.0
+
+
+def test_the_summary_arithmetic() -> None:
+    def case(test_id: str, met: list[bool | None], status: str = "graded",
+             output: int = 0, usd: float = 0.0) -> CaseResult:
+        return CaseResult(test_id, test_id, status,
+                          [CriterionResult("judge", i, "c", m, "r") for i, m in enumerate(met)],
+                          generation=Spend(10, output, usd), judge=Spend(5, 7, usd / 2))
+
+    cases = [case("a", [True, False]), case("b", [True, True, False], output=100, usd=0.002),
+             case("c", [None, True], status="ungraded", output=50, usd=0.01),
+             case("d", [False])]
+    assert [c.score for c in cases] == [0.5, pytest.approx(2 / 3), None, 0.0]
+    row = summarize("suite", "m", cases)
+    assert (row.cases, row.graded) == (4, 3)
+    assert row.output_tokens == 4 * 7 + 100 + 50
+    assert row.cost_usd == pytest.approx(1.5 * 0.002 + 1.5 * 0.01)
+    assert row.average_score == pytest.approx((0.5 + 2 / 3 + 0.0) / 3)
+    assert summarize("suite", "m", [cases[2]]).average_score is None
+    console = Console(width=200, record=True)
+    console.print(summary_table([row, summarize("other", "m", [cases[2]])]))
+    text = console.export_text()
+    assert "│ suite   │ m     │     4 │      3 │           178 │     0.0180 │         0.389 │" \
+        in text
+    assert "│ other   │ m     │     1 │      0 │            57 │     0.0150 │             - │" \
+        in text
+
+
+def test_the_grader_model_comes_from_the_option_then_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(GRADER_ENV, raising=False)
+    assert grader_model(None) == DEFAULT_MODEL == "gpt-5-mini"
+    monkeypatch.setenv(GRADER_ENV, "from-env")
+    assert grader_model(None) == "from-env"
+    assert grader_model("from-option") == "from-option"
+
+
+async def flaky_writer(client: Any, requirement: str, openapi: Any, base_url: str,
+                       seed_test: str | None = None) -> GeneratedTest:
+    """A generator given as module:attribute: writes a fixed test, or fails on one requirement."""
+    if "oat milk" in requirement:
+        raise ValueError("this generator has a bug")
+    return GeneratedTest("import requests\n\ndef test_x():\n    assert requests.get("
+                         f"'{base_url}/todos', timeout=5).status_code == 401\n",
+                         Cost(0.5, 10, 20))
+
+
+def test_a_custom_generator_and_a_failing_case_do_not_stop_the_run(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    report = asyncio.run(grade(_config(
+        tmp_path, endpoint(all_met), datasets=("conventions",), test_ids=("CONV-02", "CONV-05"),
+        generator="tests.grading.test_grade:flaky_writer")))
+    by_id = {case.test_id: case for case in report.runs[0].cases}
+    assert by_id["CONV-02"].status == "ungraded"  # TODO-19: "Buy oat milk"
+    assert by_id["CONV-02"].error == "generation failed: ValueError: this generator has a bug"
+    written = by_id["CONV-05"]
+    assert written.status == "graded" and written.generation == Spend(10, 20, 0.5)
+    assert Path(written.artifact).read_text().startswith("import requests")
+    assert written.answer_file is None
+    with pytest.raises(GeneratorError, match="unknown generator 'refine' for grading"):
+        asyncio.run(grade(_config(tmp_path, endpoint(all_met), generator="refine")))

@@ -1,0 +1,127 @@
+"""The shared model client against a real HTTP server on loopback that replays scripted answers."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from restbench.errors import DataError
+from restbench.llm import (
+    ChatClient,
+    LLMError,
+    ModelConfig,
+    NoCodeError,
+    PriceTable,
+    extract_python,
+    resolve_model,
+)
+from restbench.llm.fake import FakeLLMServer, Reply
+from restbench.store import ResultStore
+
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+def config(fake: FakeLLMServer, **overrides: object) -> ModelConfig:
+    values = {"max_retries": 3, "retry_base_s": 0.01, "timeout_s": 5.0, **overrides}
+    return ModelConfig("gpt-5-mini", "gpt-5-mini", fake.base_url, "TEST_LLM_KEY",
+                       **values)  # type: ignore[arg-type]
+
+
+def complete(cfg: ModelConfig, **kwargs: object) -> object:
+    async def go() -> object:
+        async with ChatClient(cfg, **kwargs) as client:  # type: ignore[arg-type]
+            return await client.complete(HELLO)
+    return asyncio.run(go())
+
+
+def test_retries_rate_limits_server_errors_malformed_and_slow_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-test-123")
+    script = [Reply(status=429), Reply(status=500), Reply(body="{not json"),
+              Reply(content="late", delay_s=1.5), "on time"]
+    with FakeLLMServer(script) as fake:
+        result = complete(config(fake, timeout_s=0.5, max_retries=4))
+    assert result.content == "on time"  # type: ignore[attr-defined]
+    assert len(fake.requests) == 5
+    assert all(h["authorization"] == "Bearer sk-test-123" for h in fake.headers)
+    assert fake.requests[0]["model"] == "gpt-5-mini" and fake.requests[0]["messages"] == HELLO
+
+
+def test_an_endpoint_that_keeps_failing_gives_one_line_error() -> None:
+    with FakeLLMServer([Reply(status=503)] * 3) as fake, pytest.raises(LLMError) as error:
+        complete(config(fake, max_retries=2))
+    message = str(error.value)
+    assert "HTTP 503" in message and "gave up after 3 attempts" in message
+    assert "\n" not in message
+
+
+def test_a_bad_request_is_not_retried() -> None:
+    with FakeLLMServer([Reply(status=401, content="invalid api key"), "never"]) as fake:
+        with pytest.raises(LLMError, match="HTTP 401: invalid api key"):
+            complete(config(fake))
+    assert len(fake.requests) == 1
+
+
+def test_cost_arithmetic_from_the_price_table() -> None:
+    prices = PriceTable.default()
+    # gpt-5-mini: 0.25 USD per million input tokens, 2.00 per million output tokens
+    assert prices.cost("gpt-5-mini", 1000, 500) == pytest.approx(0.00025 + 0.001)
+    assert prices.cost("openai/GPT-5-mini-2025-08-07", 2_000_000, 0) == pytest.approx(0.5)
+    assert prices.cost("claude-sonnet-4-5", 1_000_000, 1_000_000) == pytest.approx(18.0)
+    assert prices.cost("my-local-llama", 10**6, 10**6) == 0.0
+    with FakeLLMServer([Reply(content="x", usage=(1200, 300))]) as fake:
+        result = complete(config(fake))
+    assert result.usage.input_tokens == 1200  # type: ignore[attr-defined]
+    assert result.cost_usd == pytest.approx(1200 * 0.25e-6 + 300 * 2e-6)  # type: ignore[attr-defined]
+
+
+def test_identical_requests_are_answered_from_the_store(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results.sqlite3")
+    with FakeLLMServer(["first answer", "second answer"]) as fake:
+        first = complete(config(fake), cache=store)
+        again = complete(config(fake), cache=store)
+        fresh = complete(config(fake), cache=store, read_cache=False)
+    assert (first.content, first.cached) == ("first answer", False)  # type: ignore[attr-defined]
+    assert (again.content, again.cached) == ("first answer", True)  # type: ignore[attr-defined]
+    assert fresh.content == "second answer"  # type: ignore[attr-defined]
+    assert len(fake.requests) == 2
+
+
+def test_config_file_names_endpoints_without_holding_keys(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text('[defaults]\nbase_url = "http://127.0.0.1:9/v1"\nmax_concurrency = 2\n'
+                    '[models.local]\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\n'
+                    'api_key_env = ""\nprice = "llama-3.1-8b"\n'
+                    '[prices.house-model]\ninput = 1\noutput = 2\n')
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-stored")
+    local = resolve_model("local", path)
+    assert (local.model, local.base_url, local.api_key_env, local.max_concurrency) == (
+        "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:9/v1", None, 2)
+    other = resolve_model("gpt-5-nano", path)
+    assert other.api_key_env == "OPENAI_API_KEY" and other.api_key() == "sk-never-stored"
+    assert "sk-never-stored" not in repr(other.describe())
+    path.write_text("[models.x]\ntemperature = 'hot'\n")
+    with pytest.raises(DataError, match=r"models.toml: \[models.x\]: temperature must be a number"):
+        resolve_model("x", path)
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    ("Here it is:\n```python\nimport requests\n\ndef test_a():\n    assert 1\n```\nDone.",
+     "import requests\n\ndef test_a():\n    assert 1\n"),
+    ("```\ndef test_b():\n    pass\n```", "def test_b():\n    pass\n"),
+    ("def test_c():\n    assert True\n", "def test_c():\n    assert True\n"),
+    ("Sure! The test:\nimport os\ndef test_d():\n    assert os\nHope it helps.",
+     "import os\ndef test_d():\n    assert os\n"),
+])
+def test_code_is_extracted_from_fenced_and_unfenced_answers(answer: str, expected: str) -> None:
+    assert extract_python(answer) == expected
+
+
+@pytest.mark.parametrize("answer", ["", "I cannot write this test.",
+                                    "```python\nprint('no test here')\n```"])
+def test_answers_without_test_code_are_refused(answer: str) -> None:
+    with pytest.raises(NoCodeError):
+        extract_python(answer)

@@ -1,0 +1,157 @@
+"""The harness-managed PostgreSQL server, a user's server given by URL, and `--db` errors.
+
+Real processes throughout: initdb and postgres, the service launcher, HTTP over loopback.
+(`restbench validate -s fullstack --db postgres` end to end is in
+tests/services/test_validate_builtin.py.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from restbench.benchmark import resolve_services
+from restbench.mutation import implementations_of
+from restbench.serving import ServerPool
+from restbench.serving.postgres import PostgresError, ThrowawayPostgres, find_programs
+from tests.cli_helpers import restbench
+
+
+def _have_postgres() -> bool:
+    try:
+        find_programs()
+    except PostgresError:
+        return False
+    return True
+
+
+needs_postgres = pytest.mark.skipif(
+    not _have_postgres(),
+    reason="PostgreSQL server programs (initdb, pg_ctl, postgres) are not installed; "
+           ".ci/run installs them (Debian package postgresql)")
+
+
+def _postmaster_pid(socket_dir: Path) -> int:
+    return int((socket_dir / "data" / "postmaster.pid").read_text().splitlines()[0])
+
+
+def _gone(pid: int, folder: Path, within_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not folder.exists() and not Path(f"/proc/{pid}").exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@needs_postgres
+def test_throwaway_server_runs_tuned_and_leaves_nothing() -> None:
+    server = ThrowawayPostgres()
+    url = server.start()
+    try:
+        assert server.socket_dir is not None
+        socket_dir = server.socket_dir
+        pid = _postmaster_pid(socket_dir)
+        with psycopg.connect(url, autocommit=True) as connection:
+            settings = {name: connection.execute(f"SHOW {name}").fetchone()[0]
+                        for name in ("fsync", "synchronous_commit", "full_page_writes",
+                                     "listen_addresses")}
+        assert settings == {"fsync": "off", "synchronous_commit": "off",
+                            "full_page_writes": "off", "listen_addresses": ""}
+    finally:
+        server.stop()
+    assert not socket_dir.exists()
+    assert not Path(f"/proc/{pid}").exists()
+
+
+@needs_postgres
+def test_killed_harness_leaves_no_server_and_no_data(tmp_path: Path) -> None:
+    script = ("import sys, time\n"
+              "from restbench.serving.postgres import ThrowawayPostgres\n"
+              "server = ThrowawayPostgres(); server.start()\n"
+              "print(server.socket_dir, flush=True); time.sleep(120)\n")
+    harness = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert harness.stdout is not None
+        socket_dir = Path(harness.stdout.readline().strip())
+        pid = _postmaster_pid(socket_dir)
+        assert Path(f"/proc/{pid}").exists()
+    finally:
+        harness.send_signal(signal.SIGKILL)
+        harness.wait()
+    assert _gone(pid, socket_dir), f"postgres {pid} or {socket_dir} survived the harness"
+
+
+@needs_postgres
+def test_user_url_gets_one_database_per_server_and_nothing_left(tmp_path: Path) -> None:
+    """The user's server is used as given: nothing is started, every database is dropped."""
+    service = resolve_services(["fullstack"])[0]
+    original = implementations_of(service)["original"]
+
+    def restbench_databases(url: str) -> set[str]:
+        with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as connection:
+            rows = connection.execute("SELECT datname FROM pg_database "
+                                      "WHERE datname LIKE 'restbench_%'").fetchall()
+        return {row[0] for row in rows}
+
+    async def scenario(url: str) -> tuple[set[str], set[str]]:
+        async with ServerPool(tmp_path / "servers", url) as pool:
+            first, second = await pool.start(original), await pool.start(original, replica=1)
+            during = restbench_databases(url)
+            async with httpx.AsyncClient(base_url=f"{first.base_url}/api/v1") as client:
+                login = await client.post("/login/access-token", data={
+                    "username": "alice@example.com", "password": "alicepass123"})
+                headers = {"Authorization": f"Bearer {login.json()['access_token']}"}
+                created = await client.post("/items/", json={"title": "On PostgreSQL"},
+                                            headers=headers)
+                assert created.status_code == 200, created.text
+                listed = (await client.get("/items/", headers=headers)).json()
+                assert listed["count"] == 4 and listed["data"][0]["title"] == "On PostgreSQL"
+                assert listed["data"][0]["created_at"].endswith("Z")
+                await first.reset()
+                assert (await client.get("/items/", headers=headers)).json()["count"] == 3
+            await pool.stop(second)
+            after_stop = restbench_databases(url)
+            assert pool._databases._throwaway is None  # type: ignore[attr-defined]
+        return during, after_stop
+
+    with ThrowawayPostgres() as users_server:
+        url = users_server.url.replace("postgresql://", "postgresql+psycopg://")
+        during, after_stop = asyncio.run(scenario(url))
+        assert len(during) == 2
+        assert len(after_stop) == 1 and after_stop < during
+        assert restbench_databases(users_server.url) == set()
+
+
+def test_postgres_for_a_sqlite_only_service_is_a_one_line_error() -> None:
+    result = restbench("validate", "-s", "todo", "--db", "postgres", timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "requirements.yaml" in lines[0] and "'todo' runs on sqlite only" in lines[0]
+
+    result = restbench("run", "-s", "todo", "--db", "mysql://localhost/x", timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: --db 'mysql://localhost/x': expected sqlite, postgres or a postgresql:// URL"]
+
+
+def test_a_missing_postgres_installation_is_a_one_line_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from restbench.serving import postgres
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(postgres, "DEBIAN_PROGRAM_DIRS", tmp_path)
+    with pytest.raises(PostgresError) as raised:
+        ThrowawayPostgres().start()
+    message = str(raised.value)
+    assert "\n" not in message and "initdb" in message and "--db postgresql://" in message
