@@ -258,6 +258,29 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
 
 
 @main.command()
+@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Also show the [prices] of this model config file.")
+def prices(llm_config: Path | None) -> None:
+    """Show the price table used for cost (USD per million tokens)."""
+    from restbench.llm import ModelSettings
+
+    try:
+        table = ModelSettings.load(llm_config).prices
+    except RestbenchError as exc:
+        _fail(str(exc))
+    view = Table(title="Prices, USD per million tokens", title_justify="left")
+    for column in ("model", "input", "output", "also matches"):
+        view.add_column(column, justify="right" if column in ("input", "output") else "left")
+    for name, aliases, price in table.entries():
+        view.add_row(name, f"{price.input_per_million:.2f}", f"{price.output_per_million:.2f}",
+                     ", ".join(aliases))
+    console.print(view)
+    console.print("Dated snapshots match by prefix (gpt-5-mini-2025-08-07 is gpt-5-mini); add "
+                  "or override entries with [prices.NAME] in the model config file.",
+                  highlight=False)
+
+
+@main.command()
 @click.argument("service")
 @click.option("--mutant", default=None, help="Serve this mutant (or benign variant) instead.")
 @click.option("--host", default="127.0.0.1", show_default=True)

@@ -58,9 +58,9 @@ def test_an_endpoint_that_keeps_failing_gives_one_line_error() -> None:
 
 
 def test_a_bad_request_is_not_retried() -> None:
-    with FakeLLMServer([Reply(status=401, content="invalid api key"), "never"]) as fake:
-        with pytest.raises(LLMError, match="HTTP 401: invalid api key"):
-            complete(config(fake))
+    with FakeLLMServer([Reply(status=401, content="invalid api key"), "never"]) as fake, \
+            pytest.raises(LLMError, match="HTTP 401: invalid api key"):
+        complete(config(fake))
     assert len(fake.requests) == 1
 
 

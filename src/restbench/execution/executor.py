@@ -11,7 +11,7 @@ import sys
 import tempfile
 from itertools import count
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from restbench.execution.environment import clean_environment
@@ -65,7 +65,7 @@ class Executor:
         self._all: list[_Worker] = []
         self._numbers = count()
 
-    async def __aenter__(self) -> Executor:
+    async def __aenter__(self) -> Self:
         if self._scratch_root is None:
             self._scratch_root = Path(tempfile.mkdtemp(prefix="restbench-exec-"))
         self._scratch_root.mkdir(parents=True, exist_ok=True)

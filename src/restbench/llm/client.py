@@ -30,6 +30,10 @@ class LLMError(RestbenchError):
     """A model call that could not be completed, or whose answer was unusable."""
 
 
+class MalformedAnswer(ValueError):
+    """An HTTP 200 whose body is not a chat completion."""
+
+
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
@@ -87,23 +91,23 @@ def _same_request(key: str) -> asyncio.Lock:
 
 def _parse(response: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], str | None,
                                                 dict[str, Any]]:
-    """The answer's text, tool calls, finish reason and message; ValueError when malformed."""
+    """The answer's text, tool calls, finish reason and message; MalformedAnswer otherwise."""
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ValueError("no choices in the answer")
+        raise MalformedAnswer("no choices in the answer")
     message = choices[0].get("message")
     if not isinstance(message, dict):
-        raise ValueError("no message in the first choice")
+        raise MalformedAnswer("no message in the first choice")
     content = message.get("content") or ""
     if isinstance(content, list):  # some servers return content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
     if not isinstance(content, str):
-        raise ValueError("message content is not text")
+        raise MalformedAnswer("message content is not text")
     calls = []
     for raw in message.get("tool_calls") or []:
         function = raw.get("function") if isinstance(raw, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise ValueError("a tool call without a function name")
+            raise MalformedAnswer("a tool call without a function name")
         text = function.get("arguments") or "{}"
         try:
             arguments = json.loads(text) if isinstance(text, str) else text

@@ -31,8 +31,10 @@ def normalize(name: str) -> str:
 class PriceTable:
     def __init__(self, prices: dict[str, Price] | None = None) -> None:
         self._prices: dict[str, Price] = {}
+        self._names: dict[str, list[str]] = {}  # entry name -> its aliases, for listing
         for name, price in (prices or {}).items():
             self._prices[normalize(name)] = price
+            self._names[name] = []
 
     @classmethod
     def default(cls) -> PriceTable:
@@ -55,8 +57,10 @@ class PriceTable:
                 raise DataError(f"{where}: input and output must be numbers") from None
             if price.input_per_million < 0 or price.output_per_million < 0:
                 raise DataError(f"{where}: prices cannot be negative")
-            for alias in [name, *entry.get("aliases", [])]:
+            aliases = [str(alias) for alias in entry.get("aliases", [])]
+            for alias in [name, *aliases]:
                 self._prices[normalize(alias)] = price
+            self._names[name] = aliases
 
     def price(self, model: str) -> Price | None:
         """Exact name first, then the longest known name that `model` starts with (snapshots)."""
@@ -70,6 +74,11 @@ class PriceTable:
         """USD for the call; 0.0 for a model the table does not know (a local model, say)."""
         price = self.price(model)
         return price.cost(input_tokens, output_tokens) if price else 0.0
+
+    def entries(self) -> list[tuple[str, list[str], Price]]:
+        """(name, aliases, price) of every entry, in the order they were added."""
+        return [(name, aliases, self._prices[normalize(name)])
+                for name, aliases in self._names.items()]
 
     def known(self, model: str) -> bool:
         return self.price(model) is not None
