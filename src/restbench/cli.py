@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -47,7 +48,7 @@ errors = Console(stderr=True)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    errors.print(f"[red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -68,7 +69,7 @@ def _progress() -> Iterator[Callable[[Event], None]]:
         elif isinstance(event, Advanced):
             bars.advance(tasks[event.phase])
         elif isinstance(event, Notice):
-            bars.console.print(f"[yellow]note:[/] {event.message}", highlight=False)
+            bars.console.print(f"[yellow]note:[/] {escape(event.message)}", highlight=False)
 
     with bars:
         yield handle
@@ -85,7 +86,7 @@ def _user_errors(interrupted: str) -> Iterator[None]:
         yield
     except RestbenchError as exc:
         for line in str(exc).splitlines():
-            errors.print(f"[red]error:[/] {line}", highlight=False, soft_wrap=True)
+            errors.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         _fail(interrupted, code=130)
@@ -192,7 +193,7 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
                                                  database=database, on_event=handle))
         console.print(validation_table(report))
         for problem in report.service_problems:
-            errors.print(f"[red]problem:[/] {problem}", highlight=False)
+            errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
         console.print(report.summary(), highlight=False)
         all_ok &= report.ok
     sys.exit(0 if all_ok else 1)

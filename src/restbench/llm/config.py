@@ -55,7 +55,7 @@ class ModelConfig:
 
 _NUMBERS = {"max_concurrency": int, "timeout_s": float, "max_retries": int, "retry_base_s": float,
             "temperature": float}
-_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name"} | {"price"}
+_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name", "price_name"} | {"price"}
 
 
 def config_path(explicit: Path | None = None) -> Path | None:
