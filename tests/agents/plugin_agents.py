@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from restbench.agents import AgentAnswer, AgentTask, ClaimedCall
@@ -23,3 +25,15 @@ class DirectHttpAgent:
         return AgentAnswer(f"Alice has {titles}.",
                            tool_calls=(ClaimedCall("todo_delete_todo_todos_id_delete", {"id": 1}),),
                            steps=2)
+
+
+class HangingAgent:
+    """Logs in, then never answers: the case must fail on its time limit, keeping the login."""
+
+    name = "hanging"
+
+    async def run(self, task: AgentTask) -> AgentAnswer:
+        await task.tool("todo_login_users_login_post").call(
+            {"email": "alice@example.com", "password": "Alice123!"})
+        await asyncio.sleep(3600)
+        return AgentAnswer("never")

@@ -216,6 +216,18 @@ def test_a_plugin_agent_by_module_attribute_graded_by_a_judge(
         "POST /users/login", "GET /todos"]
 
 
+def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(tmp_path: Path) -> None:
+    suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
+    path = tmp_path / "hang.json"
+    path.write_text(json.dumps(suite))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
+                     "tests.agents.plugin_agents:HangingAgent", "--case-timeout", "2", cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "results.json").read_text())["results"][0]
+    assert result["agent"]["error"] == "the agent did not answer within 2 s"
+    assert [c["request"] for c in result["details"]["actual_tool_calls"]] == ["POST /users/login"]
+
+
 def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> None:
     bad = {"name": "todo", "test_cases": [
         SUITE["test_cases"][0],

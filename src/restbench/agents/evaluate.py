@@ -65,6 +65,7 @@ class EvalConfig:
     max_steps: int = 10
     workers: int = 1
     database: str = "sqlite"
+    case_timeout_s: float = 300.0  # an agent that has not answered by then fails the case
 
 
 @dataclass
@@ -247,8 +248,11 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
                          server.base_url, target.openapi, config.max_steps, chat,
                          case.expected if getattr(agent, "uses_expected", False) else None)
         try:
-            answer = await _run_agent(agent, task)
+            answer = await asyncio.wait_for(_run_agent(agent, task), config.case_timeout_s)
             error = answer.error
+        except TimeoutError:
+            answer = AgentAnswer("")
+            error = f"the agent did not answer within {config.case_timeout_s:g} s"
         except Exception as exc:  # noqa: BLE001 - a failing agent is recorded with its case
             answer = AgentAnswer("")
             error = f"{type(exc).__name__}: {exc}"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score", "tool_call_score",
@@ -155,14 +156,14 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
     for r in sorted(results, key=lambda r: r.index):
         notes = []
         if r.missing_keywords:
-            notes.append("missing: " + ", ".join(r.missing_keywords))
+            notes.append(escape("missing: " + ", ".join(r.missing_keywords)))
         kinds: dict[str, int] = {}
         for mismatch in r.tool_call_mismatches:
             kinds[mismatch["type"]] = kinds.get(mismatch["type"], 0) + 1
         notes += [f"{count} {kind}" for kind, count in kinds.items()]
         if r.error:
-            notes.append(f"[red]error:[/] {r.error[:120]}")
-        table.add_row(str(r.index), r.test_name, _cell(r.keyword_score),
+            notes.append(f"[red]error:[/] {escape(r.error[:120])}")
+        table.add_row(str(r.index), escape(r.test_name), _cell(r.keyword_score),
                       _cell(r.tool_call_score), _cell(r.response_score), str(r.steps),
                       "; ".join(notes))
     table.add_section()

@@ -13,6 +13,7 @@ import inspect
 import logging
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
+from restbench.serving.pool import RunningServer
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
@@ -121,29 +123,67 @@ def execution_key(code_sha: str, implementation: Implementation, timeout_s: floa
 
 
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
+LIVE_SERVERS = 8  # servers kept up for refining generators' drafts
+
+
+def _live_key(implementation: Implementation) -> str:
+    return f"{implementation.service.name}/{implementation.id}"
+
+
+class _LiveServers:
+    """The servers refining generators talk to, kept running between drafts (a start costs
+    0.3–0.5 s, a reset a few ms). At most `limit` stay up; the least recently used idle one is
+    stopped first, so a matrix with hundreds of mutants does not hold hundreds of servers."""
+
+    def __init__(self, pool: ServerPool, limit: int = LIVE_SERVERS) -> None:
+        self._pool, self._limit = pool, limit
+        self._running: OrderedDict[str, RunningServer] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def lock(self, implementation: Implementation) -> asyncio.Lock:
+        return self._locks.setdefault(_live_key(implementation), asyncio.Lock())
+
+    async def ready(self, implementation: Implementation) -> RunningServer:
+        """A freshly reset server of `implementation`; the caller holds its lock."""
+        server = self._running.pop(_live_key(implementation), None)
+        if server is not None:
+            try:
+                await server.reset()
+            except Exception:  # noqa: BLE001 - a draft may have brought it down: start anew
+                await self._pool.stop(server)
+                server = None
+        if server is None:
+            server = await self._pool.start(implementation, replica=1000)
+            await server.reset()
+        self._running[_live_key(implementation)] = server
+        await self._evict()
+        return server
+
+    async def _evict(self) -> None:
+        while len(self._running) > self._limit:
+            idle = next((key for key in self._running if not self._locks[key].locked()), None)
+            if idle is None:
+                return
+            await self._pool.stop(self._running.pop(idle))
+
+    async def close(self) -> None:
+        while self._running:
+            await self._pool.stop(self._running.popitem()[1])
 
 
 class _LiveService:
     """What a refining generator talks to: one implementation, reset before every draft run.
+    Drafts for one implementation take turns on its server."""
 
-    Drafts for one implementation take turns (`lock` is shared by all its handles); each gets a
-    server of its own that is stopped afterwards, so idle mutants hold no memory.
-    """
-
-    def __init__(self, pool: ServerPool, executor: Executor, implementation: Implementation,
-                 lock: asyncio.Lock):
-        self._pool, self._executor, self._implementation = pool, executor, implementation
-        self._lock = lock
+    def __init__(self, servers: _LiveServers, executor: Executor,
+                 implementation: Implementation) -> None:
+        self._servers, self._executor, self._implementation = servers, executor, implementation
 
     async def execute(self, code: str) -> ExecutionResult:
-        async with self._lock:
-            server = await self._pool.start(self._implementation, replica=1000)
-            try:
-                await server.reset()
-                result = await self._executor.execute(code, server.base_url, name="draft")
-                return replace(result, exchanges=tuple(await server.exchanges()))
-            finally:
-                await self._pool.stop(server)
+        async with self._servers.lock(self._implementation):
+            server = await self._servers.ready(self._implementation)
+            result = await self._executor.execute(code, server.base_url, name="draft")
+            return replace(result, exchanges=tuple(await server.exchanges()))
 
 
 class _Runner:
@@ -157,7 +197,6 @@ class _Runner:
             check_edits(service)
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
         self._check_models()
-        self._live_locks: dict[tuple[str, str], asyncio.Lock] = {}
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
                        "executions": 0, "executions_reused": 0}
@@ -234,22 +273,26 @@ class _Runner:
 
         async def make(index: int, cell: _Cell) -> None:
             async with in_flight:
-                row = await self._generate_one(cell, openapi[cell.service.name], pool, executor)
+                row = await self._generate_one(cell, openapi[cell.service.name], live_servers,
+                                               executor)
             self.store.save_generation(row)  # at once: a killed run keeps every finished cell
             rows[index] = row
             self.counts["generations"] += 1
             self.on_event(Advanced("generate", cell.requirement_id))
 
-        await asyncio.gather(*(make(index, cell) for index, cell in pending))
+        live_servers = _LiveServers(pool)
+        try:
+            await asyncio.gather(*(make(index, cell) for index, cell in pending))
+        finally:
+            await live_servers.close()
         return [rows[index] for index in range(len(cells))]
 
-    async def _generate_one(self, cell: _Cell, openapi: dict[str, Any], pool: ServerPool,
-                            executor: Executor) -> GenerationRow:
+    async def _generate_one(self, cell: _Cell, openapi: dict[str, Any],
+                            live_servers: _LiveServers, executor: Executor) -> GenerationRow:
         live = None
         if cell.generator.refines:
-            lock = self._live_locks.setdefault((cell.service.name, cell.target), asyncio.Lock())
-            live = _LiveService(pool, executor, implementations_of(cell.service)[cell.target],
-                                lock)
+            live = _LiveService(live_servers, executor,
+                                implementations_of(cell.service)[cell.target])
         task = GenerationTask(cell.service, cell.service.requirement(cell.requirement_id),
                               cell.variant, openapi, CANONICAL_BASE_URL,
                               None if cell.model == NO_MODEL else cell.model, cell.repetition,
