@@ -224,7 +224,8 @@ class _Runner:
         if not self.config.models:
             raise RestbenchError(f"generator '{users[0]}' needs a model: pass --models NAME[,NAME]")
         settings = ModelSettings.load()
-        for model in self.config.models:
+        extra = [m for _, g in self.generators for m in getattr(g, "extra_models", ())]
+        for model in [*self.config.models, *extra]:
             check_credentials(settings.resolve(model))
 
     def cells(self) -> list[_Cell]:

@@ -145,6 +145,7 @@ class RefineGenerator:
         if self.rounds < 1:
             raise GeneratorError(f"refine: rounds must be at least 1, not {self.rounds}")
         self.judge = judge or None
+        self.extra_models = (self.judge,) if self.judge else ()  # checked before the run
         self._models = _ModelAccess(config)
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
