@@ -383,10 +383,12 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
                    "signature of restbench.generators.llm.write_test.")
 @click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               default=None, help="TOML file naming model endpoints and prices.")
+@click.option("--fresh", is_flag=True,
+              help="Ask the models again even for calls answered in an earlier run.")
 @click.option("--schema", is_flag=True, help="Print the dataset JSON Schema and exit.")
 def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: str | None,
                   test_ids: tuple[str, ...], output_dir: Path, generator: str,
-                  llm_config: Path | None, schema: bool) -> None:
+                  llm_config: Path | None, fresh: bool, schema: bool) -> None:
     """Generate a test for every case of graded datasets and grade it: checks and an LLM judge."""
     from restbench.grading import GradeConfig, grade, schema_text
     from restbench.grading.table import summary_table
@@ -400,7 +402,8 @@ def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: st
                                  "conventions)")
         config = GradeConfig(datasets=tuple(datasets), models=tuple(_split(models)),
                              grader=grader, test_ids=tuple(_split(test_ids)),
-                             output_dir=output_dir, generator=generator, llm_config=llm_config)
+                             output_dir=output_dir, generator=generator, llm_config=llm_config,
+                             fresh=fresh)
         with _progress() as handle:
             report = asyncio.run(grade(config, on_event=handle))
     console.print(summary_table([run.summary() for run in report.runs]))

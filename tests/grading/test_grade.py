@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +141,21 @@ def test_test_ids_choose_the_cases_and_one_model_keeps_the_plain_names(
     assert sorted(p.name for p in run.generated_dir.iterdir()) == ["PI-02", "PI-07"]
     with pytest.raises(DatasetError, match="--test-ids: no test case 'PI-99' in prompt-injection"):
         asyncio.run(grade(_config(tmp_path, endpoint(models), test_ids=("PI-01", "PI-99"))))
+
+
+def test_a_rerun_pays_for_no_call_twice_unless_fresh(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    models = ScriptedModels()
+    config = _config(tmp_path, endpoint(models), test_ids=("PI-03",))
+    first = asyncio.run(grade(config))
+    calls = len(models.answered)
+    assert calls > 0
+    again = asyncio.run(grade(config))
+    assert len(models.answered) == calls  # every answer came from the output folder's store
+    assert again.runs[0].cases[0].score == first.runs[0].cases[0].score
+    assert again.runs[0].results_file != first.runs[0].results_file  # a new result file
+    asyncio.run(grade(replace(config, fresh=True)))
+    assert len(models.answered) == 2 * calls
 
 
 def test_a_malformed_judge_is_retried_then_the_case_is_ungraded(

@@ -36,6 +36,7 @@ from restbench.grading.results import (
     write_run,
 )
 from restbench.llm import ChatClient, ModelSettings, check_credentials
+from restbench.store import ResultStore
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-5-mini"
@@ -44,6 +45,9 @@ PHASE = "grade"
 CASES_IN_FLIGHT = 8
 
 WriteTest = Callable[..., Awaitable[GeneratedTest]]
+
+
+CALL_STORE = "model-calls.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class GradeConfig:
     generator: str = "single-step"
     llm_config: Path | None = None
     judge_retries: int = DEFAULT_RETRIES
+    fresh: bool = False  # ask the models again even when an identical call is in the store
 
 
 @dataclass
@@ -129,7 +134,12 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
     on_event(PhaseStarted(PHASE, sum(len(c) for c in chosen.values()) * len(models)))
     runs = []
     async with AsyncExitStack() as stack:
-        clients = {name: await stack.enter_async_context(ChatClient(endpoint, settings.prices))
+        # Answers are kept, so rerunning an interrupted or repeated grade pays for no call twice.
+        calls = ResultStore(config.output_dir / CALL_STORE)
+        stack.callback(calls.close)
+        clients = {name: await stack.enter_async_context(
+                       ChatClient(endpoint, settings.prices, cache=calls,
+                                  read_cache=not config.fresh))
                    for name, endpoint in endpoints.items()}
         limit = asyncio.Semaphore(CASES_IN_FLIGHT)
         for dataset in datasets:
