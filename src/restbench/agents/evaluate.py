@@ -46,8 +46,6 @@ from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 
 PHASE = "cases"
-SETTLE_S = 0.02
-SETTLE_TIMEOUT_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -222,20 +220,6 @@ async def _run_agent(agent: Any, task: AgentTask) -> AgentAnswer:
     return as_answer(result)
 
 
-async def _exchanges(server: RunningServer, sent: int) -> list[dict[str, Any]]:
-    """The exchanges of the case. The service records one just after it answers, so the last
-    one may lag: wait until at least the session's own requests are there and the count holds."""
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    exchanges = await server.exchanges()
-    while True:
-        await asyncio.sleep(SETTLE_S)
-        again = await server.exchanges()
-        if (len(again) == len(exchanges) and len(again) >= sent) \
-                or time.monotonic() > deadline:
-            return again
-        exchanges = again
-
-
 async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target: _Target,
                     server: RunningServer, agent: Any, chat: ChatClient | None,
                     judge_client: ChatClient | None) -> None:
@@ -256,8 +240,9 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         except Exception as exc:  # noqa: BLE001 - a failing agent is recorded with its case
             answer = AgentAnswer("")
             error = f"{type(exc).__name__}: {exc}"
-        sent = session.requests_sent
-    recorded = calls_from_exchanges(target.tools, await _exchanges(server, sent))
+    # The service records an exchange before the response's last byte leaves, so every call the
+    # agent saw answered is already there.
+    recorded = calls_from_exchanges(target.tools, await server.exchanges())
     by_name = {tool.name: tool for tool in target.tools}
     expected = _expected_calls(case, by_name)
     calls = tool_call_score(expected, [Call(c.name, c.args) for c in recorded], config.match_args)
