@@ -85,7 +85,9 @@ def _warm_up_schemathesis(test_file: str) -> None:
         return
     _schemathesis_warm = True
     saved = os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stdout is the harness's protocol channel
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # stdout is the harness's protocol channel
+    os.close(devnull)
     try:
         import schemathesis
         from hypothesis import given, settings

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from restbench.errors import GeneratorError
@@ -61,8 +62,6 @@ class _ModelAccess:
         if not model:
             raise GeneratorError("this generator needs a model: pass --models NAME")
         if self._settings is None:
-            from pathlib import Path
-
             self._settings = ModelSettings.load(Path(self._config) if self._config else None)
         return ChatClient(self._settings.resolve(model), self._settings.prices,
                           cache=task.call_cache, read_cache=not task.fresh_calls)
