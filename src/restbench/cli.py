@@ -152,6 +152,10 @@ service_option = click.option(
          "Default: every built-in service.")
 workers_option = click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
                               help="Executions in parallel. Default: the number of CPUs.")
+llm_config_option = click.option(
+    "--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+    help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, else "
+         "./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
 timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=30.0,
                               show_default=True, help="Time limit of one test execution (s).")
 
@@ -218,9 +222,7 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
               help="Where the result store, scores.json and the CSV files go.")
 @click.option("--fresh", is_flag=True,
               help="Generate again, and ask models again, even what the result store holds.")
-@click.option("--llm-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, "
-                   "else ./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
+@llm_config_option
 @workers_option
 @timeout_option
 @database_option
@@ -230,8 +232,6 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
         timeout_s: float, database: str) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
     if llm_config is not None:
-        if not llm_config.is_file():
-            _fail(f"--llm-config {llm_config}: no such file")
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
     try:
         names = _split(generators) or list(DEFAULT_GENERATORS)
@@ -259,8 +259,7 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
 
 
 @main.command()
-@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              default=None, help="Also show the [prices] of this model config file.")
+@llm_config_option
 def prices(llm_config: Path | None) -> None:
     """Show the price table used for cost (USD per million tokens)."""
     from restbench.llm import ModelSettings
@@ -313,8 +312,7 @@ def serve(service: str, mutant: str | None, host: str, port: int, database: str)
 @click.option("-m", "--model", envvar="RESTBENCH_AGENT_MODEL", default=None,
               help="Model of the llm agent (default: $RESTBENCH_AGENT_MODEL).")
 @click.option("--judge-model", default=None, help="Model that grades answers for llm-judge.")
-@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              default=None, help="TOML file naming model endpoints and prices.")
+@llm_config_option
 @click.option("--scoring", type=click.Choice(["exact", "fuzzy", "semantic", "llm-judge"]),
               default="fuzzy", show_default=True, help="How the answer is compared with the "
               "expected response.")
@@ -381,8 +379,7 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
 @click.option("-g", "--generator", default="single-step", show_default=True,
               help="single-step, or module:attribute naming an async function with the "
                    "signature of restbench.generators.llm.write_test.")
-@click.option("--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              default=None, help="TOML file naming model endpoints and prices.")
+@llm_config_option
 @click.option("--fresh", is_flag=True,
               help="Ask the models again even for calls answered in an earlier run.")
 @click.option("--schema", is_flag=True, help="Print the dataset JSON Schema and exit.")
