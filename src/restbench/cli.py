@@ -170,6 +170,10 @@ def _check_database(_ctx: click.Context, _param: click.Parameter, value: str) ->
     return value
 
 
+sandbox_option = click.option(
+    "--no-sandbox", "no_sandbox", is_flag=True,
+    help="Run generated tests without the sandbox (no namespaces): only for machines that "
+         "cannot sandbox and tests you trust; a test can then read your files and API keys.")
 database_option = click.option(
     "--db", "database", default="sqlite", show_default=True, metavar="sqlite|postgres|URL",
     callback=_check_database,
@@ -183,8 +187,9 @@ database_option = click.option(
 @workers_option
 @timeout_option
 @database_option
+@sandbox_option
 def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
-             database: str) -> None:
+             database: str, no_sandbox: bool) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
         chosen = resolve_services(_split(services))
@@ -194,7 +199,8 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
     for service in chosen:
         with _progress() as handle:
             report = _run_async(validate_service(service, workers=workers, timeout_s=timeout_s,
-                                                 database=database, on_event=handle))
+                                                 database=database, sandbox=not no_sandbox,
+                                                 on_event=handle))
         console.print(validation_table(report))
         for problem in report.service_problems:
             errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
@@ -226,10 +232,11 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
 @workers_option
 @timeout_option
 @database_option
+@sandbox_option
 def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
-        timeout_s: float, database: str) -> None:
+        timeout_s: float, database: str, no_sandbox: bool) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
@@ -240,7 +247,8 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
             variants=tuple(Variant(v) for v in variants) or (Variant.PRECISE, Variant.VAGUE),
             generators=tuple(_generator_specs(names, generator_args)),
             models=tuple(_split(models)), repetitions=repetitions, output_dir=output_dir,
-            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database)
+            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
+            sandbox=not no_sandbox)
     except RestbenchError as exc:
         _fail(str(exc))
     with _progress() as handle:

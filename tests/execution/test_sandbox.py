@@ -94,7 +94,7 @@ def test_runs_in_its_scratch_folder(results: dict[str, Any]) -> None:
 def test_connections_off_the_machine_are_refused(results: dict[str, Any]) -> None:
     result = results["outside_network"]
     assert result.outcome is Outcome.ERROR
-    assert "blocked" in result.reason
+    assert "Network is unreachable" in result.reason
 
 
 def test_time_limit(results: dict[str, Any]) -> None:

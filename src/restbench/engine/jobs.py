@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from restbench.engine.events import EventHandler, Notice
 from restbench.errors import ServiceStartError
-from restbench.execution import ExecutionResult, Executor
+from restbench.execution import ExecutionResult, Executor, SandboxUnavailable
 from restbench.mutation import Implementation
 from restbench.serving import ServerPool
 
@@ -67,3 +70,25 @@ async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
 
     await asyncio.gather(*(run_chunk(replica, chunk) for replica, chunk in chunks))
     return failures
+
+
+@contextlib.asynccontextmanager
+async def open_executor(workers: int | None, timeout_s: float, scratch: Path, *, sandbox: bool,
+                        trusted_only: bool, on_event: EventHandler) -> AsyncIterator[Executor]:
+    """The executor of a run: sandboxed unless the user opted out. Where this machine cannot
+    sandbox, tests that restbench wrote itself (golden, the baselines) still run, unsandboxed,
+    with a notice; anything else is refused with the one-line reason."""
+    if not sandbox:
+        on_event(Notice("tests run without the sandbox (--no-sandbox): a test can read your "
+                        "files and environment"))
+    try:
+        async with Executor(workers, timeout_s, scratch, isolated=sandbox) as executor:
+            yield executor
+            return
+    except SandboxUnavailable as exc:
+        if not trusted_only:
+            raise
+        on_event(Notice(f"{exc}; the tests of this run are restbench's own, so they run "
+                        "without it"))
+    async with Executor(workers, timeout_s, scratch, isolated=False) as executor:
+        yield executor

@@ -23,7 +23,7 @@ import httpx
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
-from restbench.engine.jobs import Job, execute_jobs
+from restbench.engine.jobs import Job, execute_jobs, open_executor
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
@@ -62,6 +62,7 @@ class RunConfig:
     timeout_s: float = 30.0
     fresh: bool = False  # regenerate even what the store already has
     database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
+    sandbox: bool = True  # False: --no-sandbox, generated tests run without isolation
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
@@ -451,6 +452,12 @@ def _score_rows(runner: _Runner, generations: list[GenerationRow]
     return rows, per_requirement
 
 
+def _trusted(generator: object) -> bool:
+    """Only restbench's own generators may declare their tests safe to run unsandboxed."""
+    return bool(getattr(generator, "trusted", False)) and \
+        type(generator).__module__.startswith("restbench.generators.")
+
+
 async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> RunResult:
     """Runs the matrix of `config`, storing and scoring it. Reuses whatever the store has."""
     if config.repetitions < 1:
@@ -459,8 +466,11 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     run_id = runner.store.start_run(config.describe(), __version__)
     try:
         with tempfile.TemporaryDirectory(prefix="restbench-run-") as scratch:
+            trusted_only = all(_trusted(g) for _, g in runner.generators)
             async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
-                    Executor(config.workers, config.timeout_s, Path(scratch) / "exec") as executor:
+                    open_executor(config.workers, config.timeout_s, Path(scratch) / "exec",
+                                  sandbox=config.sandbox, trusted_only=trusted_only,
+                                  on_event=on_event) as executor:
                 generations = await runner.generate(pool, executor)
                 await runner.execute(generations, pool, executor)
         rows, per_requirement = _score_rows(runner, generations)

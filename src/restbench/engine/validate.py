@@ -13,9 +13,9 @@ from pathlib import Path
 
 from restbench.benchmark.models import Service
 from restbench.engine.events import Advanced, EventHandler, PhaseStarted, ignore
-from restbench.engine.jobs import Job, execute_jobs
+from restbench.engine.jobs import Job, execute_jobs, open_executor
 from restbench.errors import MutationError
-from restbench.execution import ExecutionResult, Executor, Outcome
+from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.serving import ServerPool
@@ -81,6 +81,7 @@ def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, 
 
 async def validate_service(service: Service, *, workers: int | None = None,
                            timeout_s: float = 30.0, database: DatabaseChoice | str = "sqlite",
+                           sandbox: bool = True,
                            on_event: EventHandler = ignore) -> ValidationReport:
     """Runs every golden test on the original, its mutants and the benign variants, with every
     server on `database` (`sqlite`, `postgres` or a PostgreSQL URL)."""
@@ -119,7 +120,8 @@ async def validate_service(service: Service, *, workers: int | None = None,
     on_event(PhaseStarted("execute", len(jobs)))
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
         async with ServerPool(Path(scratch) / "servers", database) as pool, \
-                Executor(workers, timeout_s, Path(scratch) / "exec") as executor:
+                open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
+                              trusted_only=True, on_event=on_event) as executor:
             failures = await execute_jobs(jobs, pool, executor, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]

@@ -1,122 +1,330 @@
-"""Harness-side pool of pre-warmed test workers (see worker.py)."""
+"""Harness-side pool of pre-warmed test workers (see worker.py) and the sandbox's outer half."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
 import re
+import secrets
 import shutil
+import signal
+import socket
 import sys
 import tempfile
-from itertools import count
 from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlsplit
 
+from restbench.errors import RestbenchError
 from restbench.execution.environment import clean_environment
 from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, classify
+from restbench.execution.relay import Relay
+
+log = logging.getLogger(__name__)
 
 CANONICAL_BASE_URL = "http://localhost:8000"
 DEFAULT_TIMEOUT_S = 30.0
 # How long past its own time limit a worker may take to answer before it is replaced.
 WORKER_GRACE_S = 15.0
+START_TIMEOUT_S = 120.0
+PACKET_LIMIT = 65536
+OUTPUT_HEAD = 4000
+OUTPUT_TAIL = 4000
+REPORT_LIMIT_BYTES = 8 * 1024**2
+NO_SANDBOX_FLAG = "--no-sandbox"
+_LIMIT_SIGNALS = {
+    signal.SIGXCPU: "CPU time limit",
+    signal.SIGXFSZ: "file size limit (64 MiB a file, output included)",
+}
+
+
+class SandboxUnavailable(RestbenchError):
+    """This machine cannot isolate executions (no user namespaces, or mounts refused)."""
+
+
+class WorkerFailed(Exception):
+    """A worker died, hung or answered something that is not the protocol."""
 
 
 class _Worker:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket,
+                 log_file: Path) -> None:
         self.process = process
+        self.channel = channel
+        self.log_file = log_file
+        channel.setblocking(False)
 
-    async def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write((json.dumps(request) + "\n").encode())
-        await self.process.stdin.drain()
-        line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
-        if not line:
-            raise RuntimeError("test worker exited")
-        return dict(json.loads(line))
+    async def send(self, payload: dict[str, Any]) -> None:
+        try:
+            self.channel.send(json.dumps(payload).encode())
+        except OSError as exc:
+            raise WorkerFailed(f"cannot reach the worker: {exc}") from None
+
+    async def receive(self, timeout: float) -> tuple[dict[str, Any], list[int]]:
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(timeout):
+            while True:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.channel, PACKET_LIMIT, 8)
+                except BlockingIOError:
+                    ready = loop.create_future()
+                    loop.add_reader(self.channel.fileno(), ready.set_result, None)
+                    try:
+                        await ready
+                    finally:
+                        loop.remove_reader(self.channel.fileno())
+                    continue
+                except OSError as exc:
+                    raise WorkerFailed(f"the worker's channel broke: {exc}") from None
+                if not data:
+                    raise WorkerFailed(f"the worker exited; log: {self.log_tail()}")
+                try:
+                    message = json.loads(data)
+                except ValueError:
+                    _close_all(fds)
+                    raise WorkerFailed("the worker sent an unreadable message") from None
+                if not isinstance(message, dict):
+                    _close_all(fds)
+                    raise WorkerFailed("the worker sent an unexpected message")
+                return message, fds
+
+    def log_tail(self) -> str:
+        try:
+            return " | ".join(self.log_file.read_text(errors="replace").strip()
+                              .splitlines()[-4:]) or "(empty)"
+        except OSError:
+            return "(none)"
 
     async def close(self) -> None:
-        if self.process.returncode is None:
-            assert self.process.stdin is not None
-            self.process.stdin.close()
-            try:
-                await asyncio.wait_for(self.process.wait(), 5)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
+        self.channel.close()  # the worker reads end-of-file and exits
+        try:
+            await asyncio.wait_for(self.process.wait(), 5)
+        except TimeoutError:
+            self.kill()
+            await self.process.wait()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _read_memory_file(fd: int, head: int, tail: int = 0) -> tuple[bytes, int]:
+    size = os.fstat(fd).st_size
+    if size <= head + tail:
+        return os.pread(fd, size, 0), 0
+    return os.pread(fd, head, 0) + b"\0" + os.pread(fd, tail, size - tail), size - head - tail
+
+
+def _output_text(fd: int) -> str:
+    data, skipped = _read_memory_file(fd, OUTPUT_HEAD, OUTPUT_TAIL)
+    if not skipped:
+        return data.decode(errors="replace")
+    head, tail = data.split(b"\0", 1)
+    return (f"{head.decode(errors='replace')}\n… [{skipped} bytes left out] …\n"
+            f"{tail.decode(errors='replace')}")
+
+
+def _report(fd: int, nonce: str) -> dict[str, Any] | None:
+    data, skipped = _read_memory_file(fd, REPORT_LIMIT_BYTES)
+    if skipped or not data:
+        return None
+    try:
+        report = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(report, dict) or report.get("nonce") != nonce:
+        return None
+    return report
+
+
+def _ended_reason(status: dict[str, Any] | None) -> str:
+    if not status:
+        return "the sandbox ended without a status"
+    if "signal" in status:
+        number = int(status["signal"])
+        limit = _LIMIT_SIGNALS.get(number)  # type: ignore[call-overload]
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ \
+            else str(number)
+        return f"{limit} exceeded ({name})" if limit else f"killed by {name}"
+    return f"exited with status {status.get('code')} before pytest reported"
 
 
 class Executor:
     """Runs test files against running services, `workers` at a time.
 
-    Each execution gets a fresh scratch folder, a clean environment whose BASE_URL is the
-    implementation's real URL, and a time limit; requests to the canonical base URL given to
-    generators are redirected to that implementation inside the sandbox.
+    With `isolated` (the default) every execution runs in its own Linux namespaces (see
+    worker.py and sandbox.py) and reaches exactly one thing: the implementation under test at
+    the canonical base URL, through a relay in this process. Without it, the test runs as an
+    ordinary child process (trusted code only).
     """
 
     def __init__(self, workers: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 scratch_root: Path | None = None) -> None:
+                 scratch_root: Path | None = None, *, isolated: bool = True) -> None:
         self.size = max(1, workers or os.cpu_count() or 1)
         self.timeout_s = timeout_s
+        self.isolated = isolated
         self._scratch_root = scratch_root
         self._owns_scratch = scratch_root is None
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._all: list[_Worker] = []
-        self._numbers = count()
+        self._spawned = 0
 
     async def __aenter__(self) -> Self:
         if self._scratch_root is None:
             self._scratch_root = Path(tempfile.mkdtemp(prefix="restbench-exec-"))
         self._scratch_root.mkdir(parents=True, exist_ok=True)
-        workers = await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+        (self._scratch_root / "mnt").mkdir(exist_ok=True)
+        try:
+            workers = await asyncio.gather(*(self._spawn() for _ in range(self.size)))
+        except BaseException:
+            await self._close_workers()
+            raise
         for worker in workers:
             self._idle.put_nowait(worker)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await asyncio.gather(*(w.close() for w in self._all), return_exceptions=True)
+        await self._close_workers()
         if self._owns_scratch and self._scratch_root is not None:
             shutil.rmtree(self._scratch_root, ignore_errors=True)
 
+    async def _close_workers(self) -> None:
+        await asyncio.gather(*(w.close() for w in self._all), return_exceptions=True)
+        self._all.clear()
+
     async def _spawn(self) -> _Worker:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "restbench.execution.worker",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=clean_environment(), start_new_session=True)
-        assert process.stdout is not None
-        if not await process.stdout.readline():
-            raise RuntimeError("a test worker failed to start")
-        worker = _Worker(process)
+        assert self._scratch_root is not None
+        self._spawned += 1
+        log_file = self._scratch_root / f"worker-{self._spawned}.log"
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with open(log_file, "wb") as log_output:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "restbench.execution.worker", str(theirs.fileno()),
+                str(self._scratch_root / "mnt"), "1" if self.isolated else "0",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=log_output, env=clean_environment(), pass_fds=(theirs.fileno(),),
+                cwd=self._scratch_root, start_new_session=True)
+        theirs.close()
+        worker = _Worker(process, ours, log_file)
         self._all.append(worker)
+        try:
+            ready, _ = await worker.receive(START_TIMEOUT_S)
+        except (WorkerFailed, TimeoutError) as exc:
+            raise RestbenchError(f"a test worker failed to start: {exc}") from None
+        if not ready.get("ready"):
+            raise SandboxUnavailable(
+                f"cannot sandbox generated tests on this machine ({ready.get('error')}); the "
+                "sandbox needs unprivileged user namespaces (Debian: sysctl "
+                f"kernel.unprivileged_userns_clone=1); {NO_SANDBOX_FLAG} runs tests without "
+                "isolation (unsafe: a test can then read your files and API keys)")
         return worker
+
+    async def _replace(self, worker: _Worker) -> None:
+        worker.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(worker.process.wait(), 10)
+        worker.channel.close()
+        if worker in self._all:
+            self._all.remove(worker)
+        self._idle.put_nowait(await self._spawn())
 
     async def execute(self, code: str, base_url: str, *, name: str = "generated") -> ExecutionResult:
         """Runs `code` (a pytest file) against the implementation listening at `base_url`."""
         assert self._scratch_root is not None, "use 'async with Executor()'"
-        workdir = self._scratch_root / f"exec-{next(self._numbers)}"
-        workdir.mkdir()
-        test_file = workdir / f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py"
-        test_file.write_text(code, encoding="utf-8")
-        request = {
-            "workdir": str(workdir), "test_file": str(test_file), "timeout_s": self.timeout_s,
-            "canonical_port": urlsplit(CANONICAL_BASE_URL).port,
-            "actual_port": urlsplit(base_url).port,
-            "env": clean_environment(BASE_URL=base_url, HOME=str(workdir), TMPDIR=str(workdir)),
+        nonce = secrets.token_hex(16)
+        # A random name: nothing in a path may tell one execution from another.
+        test_path = self._scratch_root / f"{nonce}.py"
+        test_path.write_text(code, encoding="utf-8")
+        target = urlsplit(base_url)
+        request: dict[str, Any] = {
+            "nonce": nonce, "test_path": str(test_path), "timeout_s": self.timeout_s,
+            "test_name": f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py",
+            "warm_schemathesis": "import schemathesis" in code,
+            "env": clean_environment(),
         }
+        workdir: Path | None = None
+        if not self.isolated:
+            workdir = self._scratch_root / f"exec-{nonce}"
+            workdir.mkdir()
+            request.update(workdir=str(workdir), redirect_port=target.port)
         worker = await self._idle.get()
+        relay: Relay | None = None
+        files: list[int] = []
         try:
-            answer = await worker.ask(request, self.timeout_s + WORKER_GRACE_S)
-        except (TimeoutError, RuntimeError, OSError) as exc:
-            self._all.remove(worker)
-            worker.process.kill()
-            worker = await self._spawn()
-            return ExecutionResult(Outcome.ERROR, self.timeout_s, reason=f"worker failed: {exc!r}")
-        finally:
+            await worker.send(request)
+            started, files = await worker.receive(self.timeout_s + WORKER_GRACE_S)
+            if started.get("event") == "started":
+                if len(files) < 2 or started.get("nonce") != nonce:
+                    raise WorkerFailed("the worker started the wrong execution")
+                listeners = [socket.socket(fileno=fd) for fd in files[2:]]
+                files = files[:2]
+                relay = Relay(listeners, (target.hostname or "127.0.0.1", target.port or 80))
+                await relay.start()
+                finished, extra = await worker.receive(self.timeout_s + WORKER_GRACE_S)
+                _close_all(extra)
+            else:
+                finished = started
+            if finished.get("event") != "finished" or finished.get("nonce") != nonce:
+                raise WorkerFailed("the worker answered out of turn")
+        except (WorkerFailed, TimeoutError, OSError) as exc:
+            log.warning("test worker replaced: %s", exc)
+            if relay is not None:
+                await relay.close()
+                relay = None
+            _close_all(files)
+            await self._replace(worker)
+            return ExecutionResult(Outcome.ERROR, self.timeout_s,
+                                   reason=f"worker failed: {exc or type(exc).__name__}")
+        except BaseException:  # interrupted: this worker's state is unknown, so it goes
+            worker.kill()
+            raise
+        else:
             self._idle.put_nowait(worker)
-            shutil.rmtree(workdir, ignore_errors=True)
-        tests = [TestReport(**t) for t in answer["tests"]]
-        outcome, reason = classify(tests, answer["collect_errors"], answer["exit_code"],
-                                   answer["timed_out"])
-        return ExecutionResult(outcome, round(answer["duration_s"], 4), answer["output"], reason,
-                               tuple(tests))
+        finally:
+            if relay is not None:
+                await relay.close()
+            test_path.unlink(missing_ok=True)
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            return self._result(finished, files, nonce)
+        finally:
+            _close_all(files)
+
+    def _result(self, finished: dict[str, Any], files: list[int], nonce: str) -> ExecutionResult:
+        duration = round(float(finished.get("duration_s") or 0.0), 4)
+        if len(files) < 2:
+            return ExecutionResult(Outcome.ERROR, duration,
+                                   reason=f"sandbox failed: {finished.get('error', 'no files')}")
+        output = _output_text(files[0])
+        report = _report(files[1], nonce)
+        if finished.get("timed_out"):
+            return ExecutionResult(Outcome.ERROR, duration, output, "timed out")
+        if report is None:
+            return ExecutionResult(Outcome.ERROR, duration, output,
+                                   _ended_reason(finished.get("status")))
+        if "crashed" in report:
+            return ExecutionResult(Outcome.ERROR, duration, output,
+                                   f"pytest crashed: {report['crashed']}"[:500])
+        if "sandbox_error" in report:
+            return ExecutionResult(Outcome.ERROR, duration, output,
+                                   f"sandbox failed: {report['sandbox_error']}"[:500])
+        try:
+            tests = [TestReport(**t) for t in report.get("tests", [])]
+            collect_errors = [str(e) for e in report.get("collect_errors", [])]
+            exit_code = report.get("exit_code")
+        except (TypeError, ValueError):
+            return ExecutionResult(Outcome.ERROR, duration, output, "unreadable pytest report")
+        outcome, reason = classify(tests, collect_errors, exit_code, False)
+        return ExecutionResult(outcome, duration, output, reason, tuple(tests))

@@ -1,58 +1,221 @@
-"""Code that runs inside the forked child that executes one untrusted test file.
+"""The isolated world one execution runs in, built inside its own Linux namespaces.
 
-Two jobs: keep the test's network traffic on the service under test (connections to the canonical
-base URL's port are redirected to the implementation being tested; connections off the machine are
-refused), and collect pytest's reports.
+`SandboxView` is computed once per worker: which host folders the test may read (the system's
+/usr, the Python installation and its packages) and which it must not (restbench's benchmark data,
+masked even though the package itself is importable). `build_root` runs in the execution's
+child, in fresh user, mount, pid, network, IPC and UTS namespaces: a new root on tmpfs holding
+read-only bind mounts of the view, a synthetic /etc, a minimal /dev, its own /proc, and private
+writable /scratch and /tmp, all of which vanish with the namespaces when the execution ends.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
+import contextlib
+import os
+import pwd
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from restbench.execution import namespaces as ns
 from restbench.execution.outcome import TestReport
 
 MESSAGE_LIMIT = 500
 REPORT_LIMIT = 200
 
+SCRATCH = "/scratch"
+SANDBOX_UID = 1000
+SANDBOX_USER = "sandbox"
+NOBODY = "nobody"
+NOBODY_ID = 65534
+CANONICAL_PORT = 8000
+# tmpfs sizes: the test's writable space is memory, so it is bounded.
+ROOT_SIZE = "16m"
+SCRATCH_SIZE = "256m"
+TMP_SIZE = "256m"
+SHM_SIZE = "64m"
 
-def _is_loopback(host: str) -> bool:
+# Benchmark data inside the restbench package: the answer key (services: requirements, mutants,
+# golden tests, sources) and the reference suites. Masked with an empty read-only tmpfs.
+MASKED_PACKAGE_DIRS = ("services", "agents/examples", "grading/datasets")
+TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+# Host files under /etc that programs read and that say nothing about the user.
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
+             "mime.types", "protocols", "services", "ssl", "gai.conf", "host.conf")
+SYNTHETIC_ETC = {
+    "passwd": f"root:x:0:0:root:{SCRATCH}:/bin/sh\n"
+              f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_UID}::{SCRATCH}:/bin/sh\n"
+              "nobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\n",
+    "group": f"root:x:0:\n{SANDBOX_USER}:x:{SANDBOX_UID}:\nnogroup:x:65534:\n",
+    "hosts": "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    "hostname": "sandbox\n",
+    "resolv.conf": "",
+}
+
+
+@dataclass(frozen=True)
+class SandboxView:
+    """What of the host the sandbox shows, read-only, at the same paths."""
+
+    binds: tuple[str, ...]
+    symlinks: dict[str, str] = field(default_factory=dict)
+    masked: tuple[str, ...] = ()
+
+    @classmethod
+    def for_this_interpreter(cls) -> SandboxView:
+        wanted = ["/usr"]
+        symlinks = {}
+        for name in TOP_LEVEL:
+            path = f"/{name}"
+            if os.path.islink(path):
+                symlinks[path] = os.readlink(path)
+            elif os.path.isdir(path):
+                wanted.append(path)
+        wanted += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+        wanted += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+        package = Path(__file__).resolve().parents[1]
+        wanted.append(str(package))
+        wanted += [f"/etc/{name}" for name in ETC_FILES if os.path.exists(f"/etc/{name}")]
+        binds: list[str] = []
+        for path in sorted({os.path.realpath(p) for p in wanted}, key=len):
+            if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in binds):
+                binds.append(path)
+        masked = tuple(str(package / d) for d in MASKED_PACKAGE_DIRS if (package / d).is_dir())
+        return cls(tuple(binds), symlinks, masked)
+
+
+def _inside(root: str, path: str) -> str:
+    return root + path
+
+
+def _make_mount_point(target: str, like: str) -> None:
+    if os.path.isdir(like):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            with open(target, "w"):
+                pass
+
+
+def _bind_read_only(source: str, target: str) -> None:
+    _make_mount_point(target, source)
+    ns.mount(source, target, None, ns.MS_BIND | ns.MS_REC)
+    # In a user namespace a remount must keep the flags the host mount locked (atime, noexec).
+    kept = os.statvfs(target).f_flag & (ns.MS_NOEXEC | 0x400 | 0x800 | 0x1000)
+    ns.mount(None, target, None,
+             ns.MS_REMOUNT | ns.MS_BIND | ns.MS_RDONLY | ns.MS_NOSUID | ns.MS_NODEV | kept)
+
+
+def _tmpfs(target: str, options: str, flags: int = ns.MS_NOSUID | ns.MS_NODEV) -> None:
+    os.makedirs(target, exist_ok=True)
+    ns.mount("tmpfs", target, "tmpfs", flags, options)
+
+
+def build_root(view: SandboxView, root: str, files: dict[str, bytes]) -> None:
+    """Builds the sandbox's file system at `root` and makes it `/`. Must run as the first
+    process of the new pid namespace (for /proc) while it still holds its capabilities."""
+    ns.mount(None, "/", None, ns.MS_REC | ns.MS_PRIVATE)
+    _tmpfs(root, f"size={ROOT_SIZE},mode=0755")
+    for path in view.binds:
+        _bind_read_only(path, _inside(root, path))
+    for path in view.masked:
+        _tmpfs(_inside(root, path), "size=4k,mode=0555",
+               ns.MS_NOSUID | ns.MS_NODEV | ns.MS_RDONLY)
+    for path, target in view.symlinks.items():
+        os.symlink(target, _inside(root, path))
+    os.makedirs(_inside(root, "/etc"), exist_ok=True)
+    for name, text in SYNTHETIC_ETC.items():
+        with open(_inside(root, f"/etc/{name}"), "w") as file:
+            file.write(text)
+    _build_dev(root)
     try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return host == "localhost"
+        os.makedirs(_inside(root, "/proc"), exist_ok=True)
+        ns.mount("proc", _inside(root, "/proc"), "proc",
+                 ns.MS_NOSUID | ns.MS_NODEV | ns.MS_NOEXEC)
+    except ns.NamespaceError:
+        pass  # a host that hides parts of its /proc refuses a new one: the test gets none
+    _tmpfs(_inside(root, "/tmp"), f"size={TMP_SIZE},mode=1777")
+    _tmpfs(_inside(root, SCRATCH), f"size={SCRATCH_SIZE},mode=0755")
+    for name, content in files.items():
+        with open(_inside(root, f"{SCRATCH}/{name}"), "wb") as file:
+            file.write(content)
+        os.chown(_inside(root, f"{SCRATCH}/{name}"), SANDBOX_UID, SANDBOX_UID)
+    os.chown(_inside(root, SCRATCH), SANDBOX_UID, SANDBOX_UID)
+    for path in ("/run", "/home", "/var/tmp"):
+        os.makedirs(_inside(root, path), exist_ok=True)
+    os.chdir(root)
+    ns.pivot_root(".", ".")
+    ns.umount(".", ns.MNT_DETACH)  # the host's tree, stacked under the new root by pivot_root
+    os.chdir("/")
+    ns.mount(None, "/", None, ns.MS_REMOUNT | ns.MS_BIND | ns.MS_RDONLY | ns.MS_NOSUID
+             | ns.MS_NODEV)
+    os.chdir(SCRATCH)
 
 
-def install_network_guard(canonical_port: int, actual_port: int) -> None:
-    """Redirects loopback:canonical_port to 127.0.0.1:actual_port; refuses non-loopback hosts."""
-    original_connect = socket.socket.connect
-    original_connect_ex = socket.socket.connect_ex
+def _build_dev(root: str) -> None:
+    dev = _inside(root, "/dev")
+    _tmpfs(dev, "size=64k,mode=0755", ns.MS_NOSUID | ns.MS_NOEXEC)
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            target = f"{dev}/{name}"
+            with open(target, "w"):
+                pass
+            ns.mount(f"/dev/{name}", target, None, ns.MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{dev}/{name}")
+    _tmpfs(f"{dev}/shm", f"size={SHM_SIZE},mode=1777")
 
-    def target(sock: socket.socket, address: Any) -> Any:
-        if sock.family not in (socket.AF_INET, socket.AF_INET6) or not isinstance(address, tuple):
-            return address
-        host, port = address[0], address[1]
-        if not _is_loopback(str(host)):
-            raise ConnectionRefusedError(
-                f"restbench sandbox: connections to {host}:{port} are blocked; "
-                "only the service under test is reachable")
-        if port == canonical_port:
-            if sock.family == socket.AF_INET6:
-                return ("::ffff:127.0.0.1", actual_port, *address[2:])
-            return ("127.0.0.1", actual_port)
-        return address
 
-    def connect(sock: socket.socket, address: Any) -> None:
-        original_connect(sock, target(sock, address))
+def enter_namespaces(ask_parent_to_map: Callable[[], None]) -> None:
+    """In a forked child: new namespaces of every kind that matters, the sandbox user mapped,
+    loopback up, and no further namespaces allowed below.
 
-    def connect_ex(sock: socket.socket, address: Any) -> int:
-        return original_connect_ex(sock, target(sock, address))
+    Run by an ordinary user, the sandbox user is that user (the only id it may map). Run by root,
+    it must not be root: the kernel exempts root from the process limit, and root owns the
+    host's files. The parent, which still holds CAP_SETUID outside, maps the sandbox user to
+    `nobody` (and root to root), and the test process switches to it for good once its file
+    system is built."""
+    outside_uid, outside_gid = os.geteuid(), os.getegid()
+    ns.unshare(ns.SANDBOX_NAMESPACES)
+    if outside_uid == 0:
+        ask_parent_to_map()
+    else:
+        ns.map_user(SANDBOX_UID, outside_uid, outside_gid)
+    ns.forbid_more_namespaces()
+    ns.loopback_up()
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+
+def map_to_nobody(pid: int) -> None:
+    """Run by the privileged parent: the sandbox user of `pid`'s new user namespace is the host's
+    `nobody`, an account that owns nothing."""
+    try:
+        outside = pwd.getpwnam(NOBODY)
+        uid, gid = outside.pw_uid, outside.pw_gid
+    except KeyError:
+        uid = gid = NOBODY_ID
+    # Root stays root inside while it builds the sandbox (a tmpfs refuses to create files for
+    # an id it cannot map), then the test process gives it up for good.
+    for name, outside_id in (("uid_map", uid), ("gid_map", gid)):
+        with open(f"/proc/{pid}/{name}", "w") as file:
+            file.write(f"0 0 1\n{SANDBOX_UID} {outside_id} 1\n")
+
+
+def become_sandbox_user() -> None:
+    """After the file system is built: the sandbox user, no supplementary groups, no
+    capabilities, nothing to gain back."""
+    with contextlib.suppress(PermissionError):  # denied where the caller mapped itself
+        os.setgroups([])
+    os.setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    ns.drop_all_privileges()
 
 
 class ReportCollector:

@@ -1,21 +1,34 @@
 """A pre-warmed test worker: forks one sandboxed child per execution.
 
-Run as `python -m restbench.execution.worker` with a clean environment. It imports pytest and the
-usual HTTP clients and runs pytest once, so that each forked child starts warm (tens of ms instead
-of hundreds). Protocol: one JSON request per stdin line, one JSON answer per stdout line.
+Run as `python -m restbench.execution.worker CHANNEL_FD MOUNT_POINT ISOLATED` with a clean
+environment. It imports pytest and the usual HTTP clients and runs pytest once, so that each
+forked child starts warm (tens of ms instead of hundreds). The channel is a SOCK_SEQPACKET socket
+to the harness: one JSON message per packet, file descriptors passed alongside.
 
-Request: {"workdir", "test_file", "env", "canonical_port", "actual_port", "timeout_s"}
-Answer:  {"exit_code", "tests", "collect_errors", "timed_out", "duration_s", "output"}
+    harness -> {"nonce", "test_path", "test_name", "timeout_s", "warm_schemathesis",
+                "workdir", "redirect_port"}          (the last two only without isolation)
+    worker  -> {"event": "started", "nonce"} + fds [output, report, listeners...]
+    worker  -> {"event": "finished", "nonce", "timed_out", "duration_s", "status"}
+
+Per execution the worker forks a first child that enters new user, mount, pid, network, IPC and
+UTS namespaces and opens the canonical port (127.0.0.1:8000 and [::1]:8000) inside the new
+network namespace; those listening sockets go to the harness, which relays their connections to
+the implementation under test, so nothing in the sandbox knows which implementation that is. The
+first child forks the test process, pid 1 of the new pid namespace: when it ends, the kernel
+kills everything it left behind. Its output and its pytest report go to two memory files that
+only the harness reads, so the worker itself never holds a test's code, output or verdict.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 import resource
 import select
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -24,18 +37,22 @@ from typing import Any
 
 import pytest
 
-from restbench.execution.sandbox import ReportCollector, install_network_guard
+from restbench.execution import sandbox
+from restbench.execution.sandbox import ReportCollector, SandboxView
 
-OUTPUT_FILE = "output.txt"
-OUTPUT_HEAD = 4000
-OUTPUT_TAIL = 4000
 MEMORY_LIMIT_BYTES = 2 * 1024**3
 FILE_SIZE_LIMIT_BYTES = 64 * 1024**2
+PROCESS_LIMIT = 64
+OPEN_FILES_LIMIT = 1024
+PACKET_LIMIT = 65536
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
-PYTEST_ARGS = ["-q", "--no-header", "-o", "addopts=", "-W", "ignore::DeprecationWarning",
+# --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
+PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
+               "ignore::DeprecationWarning",
                *(arg for plugin in ("cacheprovider", "unraisableexception", "threadexception",
                                     "pastebin", "junitxml", "doctest")
                  for arg in ("-p", f"no:{plugin}"))]
+PYTEST_INI = b"[pytest]\n"
 
 
 def _warm_up() -> None:
@@ -48,12 +65,12 @@ def _warm_up() -> None:
     with tempfile.TemporaryDirectory() as folder:
         test = Path(folder) / "test_warm_up.py"
         test.write_text("import requests\n\ndef test_warm():\n    assert requests\n")
-        (Path(folder) / "pytest.ini").write_text("[pytest]\n")
+        (Path(folder) / "pytest.ini").write_bytes(PYTEST_INI)
         saved = os.dup(1)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         try:
             pytest.main([str(test), "--rootdir", folder, *PYTEST_ARGS],
-                         plugins=[ReportCollector()])
+                        plugins=[ReportCollector()])
         finally:
             os.dup2(saved, 1)
         sys.modules.pop("test_warm_up", None)
@@ -72,22 +89,13 @@ _WARM_UP_DOCUMENT = {
 }
 
 
-def _warm_up_schemathesis(test_file: str) -> None:
-    """Before the first test that imports Schemathesis, imports it here, once, not in every child
-    (1.5 to 4.5 s each on a busy 2-core machine). Workers that never see one do not pay for it."""
+def _warm_up_schemathesis() -> None:
+    """Before the first test that imports Schemathesis (the harness says which), imports it here,
+    once, not in every child (1.5 to 4.5 s each on a busy 2-core machine)."""
     global _schemathesis_warm
     if _schemathesis_warm:
         return
-    try:
-        if "import schemathesis" not in Path(test_file).read_text(errors="replace"):
-            return
-    except OSError:
-        return
     _schemathesis_warm = True
-    saved = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # stdout is the harness's protocol channel
-    os.close(devnull)
     try:
         import schemathesis
         from hypothesis import given, settings
@@ -103,117 +111,297 @@ def _warm_up_schemathesis(test_file: str) -> None:
         draw()
     except Exception:  # noqa: BLE001, S110 - not installed or broken: each child imports it
         pass
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
     gc.freeze()
 
 
-def _child(request: dict[str, Any], report_fd: int) -> None:
+# ----- the test process (pid 1 of the execution's pid namespace) -----
+
+
+def _limit_resources(timeout_s: float) -> None:
+    """Limits that bind: the process has no capability left to raise them (not even as root
+    outside, since it is mapped to an unprivileged user of its own user namespace)."""
+    cpu = int(timeout_s) + 2
+    for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 1)),
+                         (resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES,) * 2),
+                         (resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT_BYTES,) * 2),
+                         (resource.RLIMIT_NPROC, (PROCESS_LIMIT,) * 2),
+                         (resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT,) * 2),
+                         (resource.RLIMIT_CORE, (0, 0))):
+        resource.setrlimit(limit, value)
+
+
+def _test_process(request: dict[str, Any], view: SandboxView | None, mount_point: str,
+                  output: int, report: int) -> None:
+    from restbench.execution import namespaces
+
+    namespaces.die_with_parent(signal.SIGKILL)
     os.setsid()
-    workdir = request["workdir"]
-    os.chdir(workdir)
-    output = os.open(OUTPUT_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    test_name = request["test_name"]
+    code = b""
+    if not request.get("probe"):
+        with open(request["test_path"], "rb") as file:
+            code = file.read()
+    if view is not None:
+        sandbox.build_root(view, mount_point, {"pytest.ini": PYTEST_INI, test_name: code})
+        socket.sethostname("sandbox")
+        sandbox.become_sandbox_user()
+        if request.get("probe"):
+            _write_report(report, {"nonce": request["nonce"], "probe": "ok"})
+            return
+        workdir = sandbox.SCRATCH
+        base_url = f"http://localhost:{sandbox.CANONICAL_PORT}"
+        environment = {"HOME": workdir, "TMPDIR": "/tmp", "USER": sandbox.SANDBOX_USER}
+    else:
+        from restbench.execution.unisolated import redirect_canonical_port
+
+        workdir = request["workdir"]
+        os.chdir(workdir)
+        Path(workdir, "pytest.ini").write_bytes(PYTEST_INI)
+        Path(workdir, test_name).write_bytes(code)
+        redirect_canonical_port(sandbox.CANONICAL_PORT, int(request["redirect_port"]))
+        base_url = f"http://127.0.0.1:{request['redirect_port']}"
+        environment = {"HOME": workdir, "TMPDIR": workdir}
+    del code
+    _limit_resources(float(request["timeout_s"]))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
-    timeout = float(request["timeout_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 2, int(timeout) + 3))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT_BYTES, FILE_SIZE_LIMIT_BYTES))
+    os.closerange(3, report)
+    os.closerange(report + 1, OPEN_FILES_LIMIT)
     os.environ.clear()
     os.environ.update(request["env"])
-    install_network_guard(int(request["canonical_port"]), int(request["actual_port"]))
+    os.environ.update(environment, BASE_URL=base_url)
     collector = ReportCollector()
-    exit_code = int(pytest.main([request["test_file"], "--rootdir", workdir, "-c", "pytest.ini",
-                                 *PYTEST_ARGS], plugins=[collector]))
-    payload = {"exit_code": exit_code, "tests": [t.__dict__ for t in collector.tests],
-               "collect_errors": collector.collect_errors}
-    os.write(report_fd, json.dumps(payload).encode())
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        ready, _, _ = select.select([fd], [], [], 0)
-        if not ready:
-            break
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _truncated_output(workdir: str) -> str:
     try:
-        text = (Path(workdir) / OUTPUT_FILE).read_text(errors="replace")
-    except OSError:
-        return ""
-    if len(text) <= OUTPUT_HEAD + OUTPUT_TAIL:
-        return text
-    skipped = len(text) - OUTPUT_HEAD - OUTPUT_TAIL
-    return f"{text[:OUTPUT_HEAD]}\n… [{skipped} characters left out] …\n{text[-OUTPUT_TAIL:]}"
+        exit_code = int(pytest.main([test_name, "--rootdir", workdir, "-c", "pytest.ini",
+                                     *PYTEST_ARGS], plugins=[collector]))
+    except BaseException as exc:  # noqa: BLE001 - the test broke pytest itself
+        _write_report(report, {"nonce": request["nonce"],
+                               "crashed": f"{type(exc).__name__}: {exc}"[:500]})
+        return
+    payload = {"nonce": request["nonce"], "exit_code": exit_code,
+               "tests": [t.__dict__ for t in collector.tests],
+               "collect_errors": collector.collect_errors}
+    _write_report(report, payload)
 
 
-def execute(request: dict[str, Any]) -> dict[str, Any]:
-    """Runs one test file in a forked, time-limited child and reports what pytest saw."""
-    _warm_up_schemathesis(request["test_file"])
-    (Path(request["workdir"]) / "pytest.ini").write_text("[pytest]\n")
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    started = time.perf_counter()
+def _write_report(fd: int, payload: dict[str, Any]) -> None:
+    """Replaces whatever the test wrote into the report file: it may misreport itself through
+    its own plugins, but the last word on the file is the harness code's."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(payload).encode(), 0)
+
+
+def _listen_on_canonical_port() -> list[socket.socket]:
+    listeners = []
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((host, sandbox.CANONICAL_PORT))
+            sock.listen(64)
+        except OSError:
+            sock.close()
+            if family == socket.AF_INET:
+                raise
+            continue  # no IPv6 on this machine
+        listeners.append(sock)
+    return listeners
+
+
+def _first_child(request: dict[str, Any], link: socket.socket, view: SandboxView | None,
+                 mount_point: str, output: int, report: int) -> None:
+    """Enters the namespaces, opens the canonical port, forks the test process and waits for
+    it. Tells the worker the test process's pid (to kill it on time-out) and how it ended."""
+    from restbench.execution import namespaces
+
+    namespaces.die_with_parent(signal.SIGKILL)
+    os.setsid()
+    listeners: list[socket.socket] = []
+    if view is not None:
+        def ask_parent_to_map() -> None:
+            link.send(json.dumps({"map": True}).encode())
+            if link.recv(16) != b"mapped":
+                raise OSError("the worker did not map the sandbox user")
+
+        sandbox.enter_namespaces(ask_parent_to_map)
+        listeners = _listen_on_canonical_port()
     pid = os.fork()
     if pid == 0:
-        os.close(read_fd)
         try:
-            _child(request, write_fd)
+            link.close()
+            for sock in listeners:
+                sock.close()
+            _test_process(request, view, mount_point, output, report)
+        except BaseException as exc:  # noqa: BLE001 - any failure is the execution's error
+            with contextlib.suppress(OSError):
+                _write_report(report, {"nonce": request["nonce"],
+                                       "sandbox_error": f"{type(exc).__name__}: {exc}"})
         finally:
             os._exit(0)
-    os.close(write_fd)
-    pidfd = os.pidfd_open(pid)
-    chunks: list[bytes] = []
-    deadline = started + float(request["timeout_s"])
-    timed_out = False
-    while True:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            timed_out = True
-            os.killpg(pid, signal.SIGKILL)
-            break
-        ready, _, _ = select.select([pidfd, read_fd], [], [], remaining)
-        if read_fd in ready:
-            chunks.append(_read_all(read_fd))
-        if pidfd in ready:
-            break
-    os.waitpid(pid, 0)
-    duration = time.perf_counter() - started
-    os.close(pidfd)
-    chunks.append(_read_all(read_fd))
-    os.close(read_fd)
-    try:
-        os.killpg(pid, signal.SIGKILL)  # whatever the test left running
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        report = json.loads(b"".join(chunks) or b"{}")
-    except json.JSONDecodeError:
-        report = {}
-    return {"exit_code": report.get("exit_code"), "tests": report.get("tests", []),
-            "collect_errors": report.get("collect_errors", []), "timed_out": timed_out,
-            "duration_s": duration, "output": _truncated_output(request["workdir"])}
+    socket.send_fds(link, [json.dumps({"pid": pid}).encode()], [s.fileno() for s in listeners])
+    for sock in listeners:
+        sock.close()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        ended = {"signal": os.WTERMSIG(status)}
+    else:
+        ended = {"code": os.waitstatus_to_exitcode(status)}
+    link.send(json.dumps(ended).encode())
+
+
+# ----- the worker -----
+
+
+class _Execution:
+    """The worker's side of one execution: the first child, the deadline, the kill."""
+
+    def __init__(self, request: dict[str, Any], channel: socket.socket | None,
+                 view: SandboxView | None, mount_point: str) -> None:
+        self.request = request
+        self.channel = channel
+        self.deadline = time.monotonic() + float(request["timeout_s"])
+        output = os.memfd_create("output")
+        report = os.memfd_create("report")
+        self.link, child_link = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.started = time.perf_counter()
+        self.first = os.fork()
+        if self.first == 0:
+            try:
+                self.link.close()
+                if channel is not None:
+                    channel.close()
+                _first_child(request, child_link, view, mount_point, output, report)
+            except BaseException as exc:  # noqa: BLE001 - reported to the worker, never raised
+                with contextlib.suppress(OSError):
+                    child_link.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+                                    .encode())
+            finally:
+                os._exit(0)
+        child_link.close()
+        self.files = [output, report]
+        self.test_pid: int | None = None
+        self.test_reaped = False
+        self.report_text = ""
+        self.pidfd = os.pidfd_open(self.first)
+
+    def run(self) -> dict[str, Any]:
+        try:
+            started = self._next_message()
+            if started is not None and "map" in started[0]:
+                sandbox.map_to_nobody(self.first)
+                self.link.send(b"mapped")
+                started = self._next_message()
+            if started is None or "error" in started[0]:
+                error = started[0]["error"] if started else "the sandbox did not start"
+                return self._finish(None, timed_out=False, error=error)
+            message, listeners = started
+            self.test_pid = int(message["pid"])
+            if self.channel is not None:
+                socket.send_fds(self.channel, [json.dumps({"event": "started", "nonce":
+                                                           self.request["nonce"]}).encode()],
+                                self.files + listeners)
+            for fd in listeners:
+                os.close(fd)
+            ended = self._next_message()
+            if ended is None:
+                return self._finish(None, timed_out=time.monotonic() >= self.deadline)
+            self.test_reaped = True  # the first child reaped it before saying how it ended
+            return self._finish(ended[0], timed_out=False)
+        finally:
+            self._kill_all()
+            if self.channel is None:  # the probe: the worker reads its report
+                self.report_text = os.pread(self.files[1], 4096, 0).decode(errors="replace")
+            for fd in self.files:
+                os.close(fd)
+            self.link.close()
+            os.close(self.pidfd)
+
+    def _next_message(self) -> tuple[dict[str, Any], list[int]] | None:
+        """The first child's next message, or None once it has exited or time is up."""
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.link, self.pidfd], [], [], remaining)
+            if self.link in ready:
+                data, fds, _, _ = socket.recv_fds(self.link, PACKET_LIMIT, 4)
+                if not data:
+                    return None
+                return json.loads(data), fds
+            if self.pidfd in ready:
+                # Exited: a message it sent just before is still readable.
+                ready, _, _ = select.select([self.link], [], [], 0)
+                if not ready:
+                    return None
+
+    def _kill_all(self) -> None:
+        # The test process's pid is only safe to signal while nothing has reaped it.
+        for pid in ((self.first,) if self.test_reaped else (self.test_pid, self.first)):
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.first, 0)
+
+    def _finish(self, status: dict[str, Any] | None, timed_out: bool,
+                error: str = "") -> dict[str, Any]:
+        answer = {"event": "finished", "nonce": self.request["nonce"], "timed_out": timed_out,
+                  "duration_s": time.perf_counter() - self.started, "status": status}
+        if error:
+            answer["error"] = error
+        return answer
+
+
+def _probe(view: SandboxView, mount_point: str) -> str:
+    """Builds one sandbox the way every execution does and runs nothing in it: '' if that
+    works, else why not."""
+    request = {"nonce": "probe", "probe": True, "test_path": "", "test_name": "probe.py",
+               "timeout_s": 60, "env": {}}
+    execution = _Execution(request, None, view, mount_point)
+    answer = execution.run()
+    if answer.get("error"):
+        return str(answer["error"])
+    report = execution.report_text
+    if '"probe": "ok"' not in report:
+        try:
+            return str(json.loads(report).get("sandbox_error", "no report"))
+        except ValueError:
+            return f"the probe ended without a report (status {answer.get('status')})"
+    return ""
 
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    mount_point = sys.argv[2]
+    isolated = sys.argv[3] == "1"
+    here = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if entry and entry != here]
+    view = SandboxView.for_this_interpreter() if isolated else None
     _warm_up()
+    problem = _probe(view, mount_point) if view is not None else ""
     gc.freeze()  # forked children then skip the warm objects when they collect
-    try:
-        print(json.dumps({"ready": True}), flush=True)
-        for line in sys.stdin:
-            print(json.dumps(execute(json.loads(line))), flush=True)
-    except BrokenPipeError:  # the harness is gone (interrupted or killed): nobody to answer
-        pass
+    channel.send(json.dumps({"ready": not problem, "error": problem}).encode())
+    if problem:
+        return
+    while True:
+        try:
+            data = channel.recv(PACKET_LIMIT)
+        except ConnectionResetError:
+            return
+        if not data:
+            return  # the harness is gone (done, interrupted or killed)
+        request = json.loads(data)
+        if request.get("warm_schemathesis"):
+            _warm_up_schemathesis()
+        answer = _Execution(request, channel, view, mount_point).run()
+        try:
+            channel.send(json.dumps(answer).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            return
 
 
 if __name__ == "__main__":

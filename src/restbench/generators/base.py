@@ -3,6 +3,8 @@
 A generator is any object with a `name`, a `refines` flag and a `generate(task)` method (sync or
 async) that returns a `GeneratedTest`. Generators that talk to the service while they work
 (`refines = True`) get `task.live` and are also asked for one test per mutant (`task.target`).
+restbench's own generators whose tests it writes itself (golden, the baselines) say
+`trusted = True`: where the machine cannot sandbox, their tests may still run.
 """
 
 from __future__ import annotations

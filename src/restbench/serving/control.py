@@ -1,7 +1,9 @@
 """ASGI wrapper that adds the harness's hidden control routes and records HTTP exchanges.
 
-The routes live under CONTROL_PREFIX, require the per-server secret in CONTROL_HEADER, and never
-appear in the service's OpenAPI document (the wrapper sits outside the FastAPI app).
+The routes live under CONTROL_PREFIX, are served only on the server's control socket (a Unix
+socket in a folder the sandbox cannot see; on the TCP port the service answers the path like any
+unknown one), require the per-server secret in CONTROL_HEADER, and never appear in the service's
+OpenAPI document (the wrapper sits outside the FastAPI app).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class ControlledApp:
         self.exchanges: list[dict[str, Any]] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(CONTROL_PREFIX):
+        if scope["type"] == "http" and scope["path"].startswith(CONTROL_PREFIX) \
+                and _via_unix_socket(scope):
             await self._control(scope, send)
         elif scope["type"] == "http":
             await self._recorded(scope, receive, send)
@@ -106,6 +109,12 @@ class ControlledApp:
             await self.app(scope, recording_receive, recording_send)
         finally:
             record()  # also a request whose handler failed before responding
+
+
+def _via_unix_socket(scope: Scope) -> bool:
+    """uvicorn gives a Unix socket's server address as (path, None), a TCP one as (host, port)."""
+    server = scope.get("server")
+    return server is not None and server[1] is None
 
 
 async def _respond(send: Send, status: int, payload: object) -> None:

@@ -3,11 +3,13 @@
 Run as `python -m restbench.serving.launcher`. It imports the heavy service dependencies once
 (FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
 
-    {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE}
+    {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
+     "control_socket": PATH}
         -> {"ok": true, "pid": P, "port": N} | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
 
-Each child binds a free loopback port before it reports it, so there is no port race. Children die
+Each child binds a free loopback port (the service) and a Unix socket (the harness's control
+routes) before it reports the port, so there is no port race. Children die
 with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
 """
 
@@ -76,6 +78,10 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", int(request.get("port", 0))))
         sock.listen(128)
+        control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        control.bind(request["control_socket"])
+        os.chmod(request["control_socket"], 0o600)
+        control.listen(16)
     except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
         os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
         os.close(report_fd)
@@ -86,7 +92,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
     os.close(report_fd)
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=[sock, control])
     os._exit(0)
 
 

@@ -9,10 +9,13 @@ own (see `serving.databases`), created when it starts and dropped when it stops.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import secrets
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
@@ -44,7 +47,7 @@ class RunningServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def _control(self, method: str, action: str) -> Any:
-        response = await self._client.request(method, f"{self.base_url}{CONTROL_PREFIX}{action}")
+        response = await self._client.request(method, f"{CONTROL_PREFIX}{action}")
         response.raise_for_status()
         return response.json()
 
@@ -83,6 +86,10 @@ class ServerPool:
         self._lock = asyncio.Lock()
         self._servers: list[RunningServer] = []
         self._materialized: dict[tuple[str, str], Path] = {}
+        # Control sockets: a short path (Unix socket paths are limited to 108 bytes), in a
+        # folder only this user can enter.
+        self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
+        self._socket_numbers = itertools.count()
 
     async def __aenter__(self) -> Self:
         return self
@@ -127,9 +134,11 @@ class ServerPool:
             f"{implementation.service.name}-{implementation.id}-{replica}")
         log_file = source / f"replica-{replica}.log"
         token = secrets.token_urlsafe(24)
+        control_socket = self._sockets / f"{next(self._socket_numbers)}.sock"
         try:
             answer = await self._ask({"op": "start", "source": str(source), "token": token,
-                                      "database_url": database_url, "log": str(log_file)})
+                                      "database_url": database_url, "log": str(log_file),
+                                      "control_socket": str(control_socket)})
         except BaseException:
             await asyncio.to_thread(self._databases.drop, database_url)
             raise
@@ -139,7 +148,8 @@ class ServerPool:
             tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
             raise ServiceStartError(f"{name} did not start: {answer['error']}"
                                     + (f"; log: {tail.strip()}" if tail else ""))
-        client = httpx.AsyncClient(timeout=30.0, trust_env=False,
+        client = httpx.AsyncClient(timeout=30.0, trust_env=False, base_url="http://control",
+                                   transport=httpx.AsyncHTTPTransport(uds=str(control_socket)),
                                    headers={CONTROL_HEADER.decode(): token})
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
                                client, database_url)
@@ -184,4 +194,5 @@ class ServerPool:
                     self._launcher.kill()
                     await self._launcher.wait()
         finally:
+            shutil.rmtree(self._sockets, ignore_errors=True)
             await asyncio.to_thread(self._databases.close)

@@ -111,6 +111,7 @@ def trimmed_document(document: dict[str, Any], labels: list[str]) -> dict[str, A
 
 class SchemathesisGenerator:
     name = "schemathesis"
+    trusted = True  # restbench writes its tests itself: they may run without the sandbox
     refines = False
     cacheable = False  # writing the file is cheaper than a store lookup, and picks up data edits
 
