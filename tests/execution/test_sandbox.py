@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -110,3 +112,25 @@ def test_outcomes(results: dict[str, Any]) -> None:
     assert results["exception"].outcome is Outcome.ERROR
     assert results["syntax"].outcome is Outcome.ERROR
     assert results["no_tests"].outcome is Outcome.ERROR
+
+
+def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    sleeper = "import time\ndef test_x():\n    time.sleep(20)\n"
+
+    async def scenario() -> tuple[ExecutionResult, ExecutionResult]:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
+            await asyncio.sleep(1.0)
+            os.kill(executor._all[0].process.pid, signal.SIGKILL)
+            killed = await pending
+            await server.reset()
+            after = await executor.execute(CASES["canonical_url"], server.base_url)
+            return killed, after
+
+    killed, after = asyncio.run(scenario())
+    assert killed.outcome is Outcome.ERROR
+    assert killed.reason.startswith("worker failed")
+    assert after.outcome is Outcome.PASS, after.reason

@@ -66,6 +66,11 @@ def test_throwaway_server_runs_tuned_and_leaves_nothing() -> None:
                                      "listen_addresses")}
         assert settings == {"fsync": "off", "synchronous_commit": "off",
                             "full_page_writes": "off", "listen_addresses": ""}
+        # Password authentication on the socket too: the superuser without it is refused.
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://postgres@/postgres?host={socket_dir}").close()
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(f"postgresql://postgres:guess@/postgres?host={socket_dir}").close()
     finally:
         server.stop()
     assert not socket_dir.exists()

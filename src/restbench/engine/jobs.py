@@ -61,7 +61,16 @@ async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
                 return
             try:
                 for job in chunk:
-                    await server.reset()
+                    try:
+                        await server.reset()
+                    except ServiceStartError:  # a test brought it down or made it hang
+                        await pool.stop(server)
+                        try:
+                            server = await pool.start(implementation, replica)
+                            await server.reset()
+                        except ServiceStartError as exc:
+                            failures[implementation.id] = exc
+                            return
                     result = await executor.execute(job.code, server.base_url, name=job.label)
                     result = replace(result, exchanges=tuple(await server.exchanges()))
                     on_done(job, result)

@@ -185,13 +185,14 @@ class Executor:
             self._scratch_root = Path(tempfile.mkdtemp(prefix="restbench-exec-"))
         self._scratch_root.mkdir(parents=True, exist_ok=True)
         (self._scratch_root / "mnt").mkdir(exist_ok=True)
-        try:
-            workers = await asyncio.gather(*(self._spawn() for _ in range(self.size)))
-        except BaseException:
+        spawned = await asyncio.gather(*(self._spawn() for _ in range(self.size)),
+                                       return_exceptions=True)
+        failures = [result for result in spawned if isinstance(result, BaseException)]
+        if failures:
             await self._close_workers()
-            raise
-        for worker in workers:
-            self._idle.put_nowait(worker)
+            raise failures[0]
+        for worker in spawned:
+            self._idle.put_nowait(worker)  # type: ignore[arg-type]
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -208,7 +209,7 @@ class Executor:
         self._spawned += 1
         log_file = self._scratch_root / f"worker-{self._spawned}.log"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with open(log_file, "wb") as log_output:
+        with log_file.open("wb") as log_output:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "restbench.execution.worker", str(theirs.fileno()),
                 str(self._scratch_root / "mnt"), "1" if self.isolated else "0",

@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import pwd
+import secrets
 import select
 import shutil
 import signal
@@ -160,14 +161,25 @@ class _Supervised:
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
+        self.password = secrets.token_urlsafe(24)
 
     def start(self) -> None:
         if self.account is not None:
             os.chown(self.folder, *self.account)
+        # Password authentication, also on the socket: only the harness and the servers it
+        # starts know the password (tests never see this folder; the password is defence in
+        # depth, and keeps other local users out).
+        password_file = self.folder / "password"
+        password_file.write_text(self.password + "\n")
+        if self.account is not None:
+            os.chown(password_file, *self.account)
+        password_file.chmod(0o600)
         initdb = _run_as(self.account, [str(self.programs / "initdb"), "-D", str(self.data),
-                                        "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
+                                        "-U", SUPERUSER, "--auth=scram-sha-256",
+                                        f"--pwfile={password_file}", "--encoding=UTF8",
                                         "--no-locale", "--no-sync"],
                          self.folder, START_TIMEOUT_S)
+        password_file.unlink()
         if initdb.returncode != 0:
             raise PostgresError(f"initdb failed: {_tail(initdb.stderr or initdb.stdout)}")
         options = [part for key, value in SETTINGS.items() for part in ("-c", f"{key}={value}")]
@@ -228,6 +240,7 @@ def main() -> None:
             print(json.dumps({"error": message}), flush=True)
             return
         print(json.dumps({"socket_dir": str(supervised.folder), "user": SUPERUSER,
+                          "password": supervised.password,
                           "pid": supervised.process.pid if supervised.process else None}),
               flush=True)
         _wait_for_eof_or_exit(supervised.process)
@@ -245,6 +258,7 @@ class ThrowawayPostgres:
     def __init__(self) -> None:
         self._process: subprocess.Popen[str] | None = None
         self.socket_dir: Path | None = None
+        self._password = ""
 
     def __enter__(self) -> Self:
         self.start()
@@ -258,7 +272,7 @@ class ThrowawayPostgres:
         """A libpq URL for the superuser's `postgres` database, over the Unix socket."""
         if self.socket_dir is None:
             raise PostgresError("the throwaway PostgreSQL server is not running")
-        return f"postgresql://{SUPERUSER}@/postgres?host={self.socket_dir}"
+        return f"postgresql://{SUPERUSER}:{self._password}@/postgres?host={self.socket_dir}"
 
     def start(self) -> str:
         from restbench.execution.environment import clean_environment
@@ -278,6 +292,7 @@ class ThrowawayPostgres:
             self.stop()
             raise PostgresError(f"throwaway PostgreSQL server: {answer.get('error')}")
         self.socket_dir = Path(answer["socket_dir"])
+        self._password = str(answer.get("password", ""))
         return self.url
 
     def stop(self) -> None:
