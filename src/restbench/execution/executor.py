@@ -20,6 +20,13 @@ from urllib.parse import urlsplit
 
 from restbench.errors import RestbenchError
 from restbench.execution.environment import clean_environment
+from restbench.execution.limits import (
+    FILE_SIZE_LIMIT_BYTES,
+    MEMORY_LIMIT_BYTES,
+    PROCESS_LIMIT,
+    SCRATCH_SIZE,
+    TMP_SIZE,
+)
 from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, classify
 from restbench.execution.relay import Relay
 
@@ -37,7 +44,7 @@ REPORT_LIMIT_BYTES = 8 * 1024**2
 NO_SANDBOX_FLAG = "--no-sandbox"
 _LIMIT_SIGNALS = {
     signal.SIGXCPU: "CPU time limit",
-    signal.SIGXFSZ: "file size limit (64 MiB a file, output included)",
+    signal.SIGXFSZ: f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)",
 }
 
 
@@ -158,6 +165,22 @@ def _ended_reason(status: dict[str, Any] | None) -> str:
             else str(number)
         return f"{limit} exceeded ({name})" if limit else f"killed by {name}"
     return f"exited with status {status.get('code')} before pytest reported"
+
+
+# How a limit shows inside the test, and its name in the execution's reason.
+_LIMIT_ERRORS = (
+    ("MemoryError", f"memory limit ({MEMORY_LIMIT_BYTES // 1024**3} GiB a process)"),
+    ("[Errno 27]", f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"),
+    ("[Errno 28]", f"scratch space limit ({SCRATCH_SIZE} for /scratch, {TMP_SIZE} for /tmp)"),
+    ("[Errno 11] Resource temporarily unavailable", f"process limit ({PROCESS_LIMIT})"),
+)
+
+
+def _name_the_limit(reason: str) -> str:
+    for marker, limit in _LIMIT_ERRORS:
+        if marker in reason:
+            return f"{limit} reached: {reason}"
+    return reason
 
 
 class Executor:
@@ -328,4 +351,6 @@ class Executor:
         except (TypeError, ValueError):
             return ExecutionResult(Outcome.ERROR, duration, output, "unreadable pytest report")
         outcome, reason = classify(tests, collect_errors, exit_code, False)
+        if outcome is Outcome.ERROR:
+            reason = _name_the_limit(reason)
         return ExecutionResult(outcome, duration, output, reason, tuple(tests))

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from restbench.execution import namespaces as ns
+from restbench.execution.limits import SCRATCH_SIZE, TMP_SIZE
 from restbench.execution.outcome import TestReport
 
 MESSAGE_LIMIT = 500
@@ -33,10 +34,7 @@ SANDBOX_USER = "sandbox"
 NOBODY = "nobody"
 NOBODY_ID = 65534
 CANONICAL_PORT = 8000
-# tmpfs sizes: the test's writable space is memory, so it is bounded.
 ROOT_SIZE = "16m"
-SCRATCH_SIZE = "256m"
-TMP_SIZE = "256m"
 SHM_SIZE = "64m"
 
 # Benchmark data inside the restbench package: the answer key (services: requirements, mutants,

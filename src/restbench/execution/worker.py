@@ -38,12 +38,14 @@ from typing import Any
 import pytest
 
 from restbench.execution import sandbox
+from restbench.execution.limits import (
+    FILE_SIZE_LIMIT_BYTES,
+    MEMORY_LIMIT_BYTES,
+    OPEN_FILES_LIMIT,
+    PROCESS_LIMIT,
+)
 from restbench.execution.sandbox import ReportCollector, SandboxView
 
-MEMORY_LIMIT_BYTES = 2 * 1024**3
-FILE_SIZE_LIMIT_BYTES = 64 * 1024**2
-PROCESS_LIMIT = 64
-OPEN_FILES_LIMIT = 1024
 PACKET_LIMIT = 65536
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
 # --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
@@ -168,7 +170,7 @@ def _test_process(request: dict[str, Any], view: SandboxView | None, mount_point
     os.dup2(output, 1)
     os.dup2(output, 2)
     os.closerange(3, report)
-    os.closerange(report + 1, OPEN_FILES_LIMIT)
+    os.closerange(report + 1, 65536)  # also any opened before the limit was lowered
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ.update(environment, BASE_URL=base_url)

@@ -1,0 +1,10 @@
+"""The limits of one execution, shared by the worker that sets them and the harness that names
+them in an execution's reason."""
+
+MEMORY_LIMIT_BYTES = 2 * 1024**3  # address space of each process
+FILE_SIZE_LIMIT_BYTES = 64 * 1024**2  # each file written, the output included
+PROCESS_LIMIT = 64
+OPEN_FILES_LIMIT = 1024
+# tmpfs sizes: the test's writable space is memory, so it is bounded.
+SCRATCH_SIZE = "256m"
+TMP_SIZE = "256m"
