@@ -48,14 +48,14 @@ async def _measure(count: int) -> dict[str, list[float]]:
             executors = {"sandboxed": isolated, "unsandboxed": plain}
             for name, executor in executors.items():  # warm both once
                 await server.reset()
-                await executor.execute(code, server.base_url)
+                await executor.execute(code, server)
             done = 0
             while done < count:
                 for name, executor in executors.items():
                     for _ in range(min(ROUND, count - done)):
                         started = time.perf_counter()
                         await server.reset()
-                        result = await executor.execute(code, server.base_url)
+                        result = await executor.execute(code, server)
                         await server.exchanges()
                         timings[name].append(time.perf_counter() - started)
                         if result.outcome is not Outcome.PASS:

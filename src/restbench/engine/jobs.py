@@ -71,7 +71,7 @@ async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
                         except ServiceStartError as exc:
                             failures[implementation.id] = exc
                             return
-                    result = await executor.execute(job.code, server.base_url, name=job.label)
+                    result = await executor.execute(job.code, server, name=job.label)
                     result = replace(result, exchanges=tuple(await server.exchanges()))
                     on_done(job, result)
             finally:

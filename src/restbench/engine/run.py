@@ -183,7 +183,7 @@ class _LiveService:
     async def execute(self, code: str) -> ExecutionResult:
         async with self._servers.lock(self._implementation):
             server = await self._servers.ready(self._implementation)
-            result = await self._executor.execute(code, server.base_url, name="draft")
+            result = await self._executor.execute(code, server, name="draft")
             return replace(result, exchanges=tuple(await server.exchanges()))
 
 

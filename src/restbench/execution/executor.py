@@ -15,10 +15,11 @@ import socket
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
 from restbench.errors import RestbenchError
+from restbench.execution import channel as messages
 from restbench.execution.environment import clean_environment
 from restbench.execution.limits import (
     FILE_SIZE_LIMIT_BYTES,
@@ -37,7 +38,6 @@ DEFAULT_TIMEOUT_S = 30.0
 # How long past its own time limit a worker may take to answer before it is replaced.
 WORKER_GRACE_S = 15.0
 START_TIMEOUT_S = 120.0
-PACKET_LIMIT = 65536
 OUTPUT_HEAD = 4000
 OUTPUT_TAIL = 4000
 REPORT_LIMIT_BYTES = 8 * 1024**2
@@ -46,6 +46,20 @@ _LIMIT_SIGNALS = {
     signal.SIGXCPU: "CPU time limit",
     signal.SIGXFSZ: f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)",
 }
+
+
+class AcceptingTarget(Protocol):
+    """A server that serves a sandbox's canonical port itself: it is handed the listening
+    sockets from the sandbox's network namespace and accepts the test's connections directly,
+    with no relay in between (the built-in services' servers do; see serving.launcher)."""
+
+    base_url: str
+
+    async def attach(self, listeners: list[socket.socket]) -> str:
+        """Starts accepting on `listeners` (and owns them); returns a handle for detach."""
+        ...
+
+    async def detach(self, handle: str) -> None: ...
 
 
 class SandboxUnavailable(RestbenchError):
@@ -64,39 +78,18 @@ class _Worker:
         self.log_file = log_file
         channel.setblocking(False)
 
-    async def send(self, payload: dict[str, Any]) -> None:
+    async def send(self, payload: dict[str, Any], fds: list[int] | None = None) -> None:
         try:
-            self.channel.send(json.dumps(payload).encode())
+            messages.send(self.channel, payload, fds)
         except OSError as exc:
             raise WorkerFailed(f"cannot reach the worker: {exc}") from None
 
     async def receive(self, timeout: float) -> tuple[dict[str, Any], list[int]]:
-        loop = asyncio.get_running_loop()
-        async with asyncio.timeout(timeout):
-            while True:
-                try:
-                    data, fds, _, _ = socket.recv_fds(self.channel, PACKET_LIMIT, 8)
-                except BlockingIOError:
-                    ready = loop.create_future()
-                    loop.add_reader(self.channel.fileno(), ready.set_result, None)
-                    try:
-                        await ready
-                    finally:
-                        loop.remove_reader(self.channel.fileno())
-                    continue
-                except OSError as exc:
-                    raise WorkerFailed(f"the worker's channel broke: {exc}") from None
-                if not data:
-                    raise WorkerFailed(f"the worker exited; log: {self.log_tail()}")
-                try:
-                    message = json.loads(data)
-                except ValueError:
-                    _close_all(fds)
-                    raise WorkerFailed("the worker sent an unreadable message") from None
-                if not isinstance(message, dict):
-                    _close_all(fds)
-                    raise WorkerFailed("the worker sent an unexpected message")
-                return message, fds
+        try:
+            async with asyncio.timeout(timeout):
+                return await messages.receive(self.channel)
+        except messages.ChannelClosed as exc:
+            raise WorkerFailed(f"the worker's channel: {exc}; log: {self.log_tail()}") from None
 
     def log_tail(self) -> str:
         try:
@@ -118,12 +111,6 @@ class _Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def _read_memory_file(fd: int, head: int, tail: int = 0) -> tuple[bytes, int]:
@@ -150,9 +137,11 @@ def _report(fd: int, nonce: str) -> dict[str, Any] | None:
         report = json.loads(data)
     except ValueError:
         return None
-    if not isinstance(report, dict) or report.get("nonce") != nonce:
+    if not isinstance(report, dict):
         return None
-    return report
+    if "sandbox_error" in report:  # written before the request, so without its nonce
+        return report
+    return report if report.get("nonce") == nonce else None
 
 
 def _ended_reason(status: dict[str, Any] | None) -> str:
@@ -263,16 +252,21 @@ class Executor:
             self._all.remove(worker)
         self._idle.put_nowait(await self._spawn())
 
-    async def execute(self, code: str, base_url: str, *, name: str = "generated") -> ExecutionResult:
-        """Runs `code` (a pytest file) against the implementation listening at `base_url`."""
+    async def execute(self, code: str, target: str | AcceptingTarget, *,
+                      name: str = "generated") -> ExecutionResult:
+        """Runs `code` (a pytest file) against an implementation: a server that accepts the
+        sandbox's connections itself (`AcceptingTarget`), else one listening at a base URL, to
+        which a relay in this process carries them."""
         assert self._scratch_root is not None, "use 'async with Executor()'"
+        base_url = target if isinstance(target, str) else target.base_url
         nonce = secrets.token_hex(16)
-        # A random name: nothing in a path may tell one execution from another.
-        test_path = self._scratch_root / f"{nonce}.py"
-        test_path.write_text(code, encoding="utf-8")
-        target = urlsplit(base_url)
+        # The code travels as a memory file straight to the test process: the worker, whose
+        # memory later sandboxes inherit, never holds it.
+        code_file = os.memfd_create("test")
+        os.write(code_file, code.encode("utf-8"))
+        address = urlsplit(base_url)
         request: dict[str, Any] = {
-            "nonce": nonce, "test_path": str(test_path), "timeout_s": self.timeout_s,
+            "nonce": nonce, "timeout_s": self.timeout_s,
             "test_name": f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py",
             "warm_schemathesis": "import schemathesis" in code,
             "env": clean_environment(),
@@ -281,32 +275,37 @@ class Executor:
         if not self.isolated:
             workdir = self._scratch_root / f"exec-{nonce}"
             workdir.mkdir()
-            request.update(workdir=str(workdir), redirect_port=target.port)
+            request.update(workdir=str(workdir), redirect_port=address.port)
         worker = await self._idle.get()
         relay: Relay | None = None
+        attached: tuple[AcceptingTarget, str] | None = None
         files: list[int] = []
         try:
-            await worker.send(request)
+            await worker.send(request, [code_file])
             started, files = await worker.receive(self.timeout_s + WORKER_GRACE_S)
             if started.get("event") == "started":
                 if len(files) < 2 or started.get("nonce") != nonce:
                     raise WorkerFailed("the worker started the wrong execution")
                 listeners = [socket.socket(fileno=fd) for fd in files[2:]]
                 files = files[:2]
-                relay = Relay(listeners, (target.hostname or "127.0.0.1", target.port or 80))
-                await relay.start()
+                if not isinstance(target, str):
+                    try:
+                        attached = (target, await target.attach(listeners))
+                    except Exception as exc:  # noqa: BLE001 - the relay can still serve
+                        log.warning("%s: no direct hand-off (%s); relaying", base_url, exc)
+                if attached is None:
+                    relay = Relay(listeners, (address.hostname or "127.0.0.1",
+                                              address.port or 80))
+                    await relay.start()
                 finished, extra = await worker.receive(self.timeout_s + WORKER_GRACE_S)
-                _close_all(extra)
+                messages.close_all(extra)
             else:
                 finished = started
             if finished.get("event") != "finished" or finished.get("nonce") != nonce:
                 raise WorkerFailed("the worker answered out of turn")
         except (WorkerFailed, TimeoutError, OSError) as exc:
             log.warning("test worker replaced: %s", exc)
-            if relay is not None:
-                await relay.close()
-                relay = None
-            _close_all(files)
+            messages.close_all(files)
             await self._replace(worker)
             return ExecutionResult(Outcome.ERROR, self.timeout_s,
                                    reason=f"worker failed: {exc or type(exc).__name__}")
@@ -318,13 +317,15 @@ class Executor:
         finally:
             if relay is not None:
                 await relay.close()
-            test_path.unlink(missing_ok=True)
+            if attached is not None:
+                await attached[0].detach(attached[1])
+            os.close(code_file)
             if workdir is not None:
                 shutil.rmtree(workdir, ignore_errors=True)
         try:
             return self._result(finished, files, nonce)
         finally:
-            _close_all(files)
+            messages.close_all(files)
 
     def _result(self, finished: dict[str, Any], files: list[int], nonce: str) -> ExecutionResult:
         duration = round(float(finished.get("duration_s") or 0.0), 4)

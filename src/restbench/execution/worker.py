@@ -47,6 +47,7 @@ from restbench.execution.limits import (
 from restbench.execution.sandbox import ReportCollector, SandboxView
 
 PACKET_LIMIT = 65536
+PREPARE_TIMEOUT_S = 60.0
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
 # --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
 PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
@@ -132,25 +133,30 @@ def _limit_resources(timeout_s: float) -> None:
         resource.setrlimit(limit, value)
 
 
-def _test_process(request: dict[str, Any], view: SandboxView | None, mount_point: str,
+def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: str,
                   output: int, report: int) -> None:
+    """Builds the sandbox, then waits for the execution it is for: prepared ahead, it costs
+    the execution nothing but the test itself."""
     from restbench.execution import namespaces
 
     namespaces.die_with_parent(signal.SIGKILL)
     os.setsid()
-    test_name = request["test_name"]
-    code = b""
-    if not request.get("probe"):
-        with open(request["test_path"], "rb") as file:
-            code = file.read()
     if view is not None:
-        sandbox.build_root(view, mount_point, {"pytest.ini": PYTEST_INI, test_name: code})
+        sandbox.build_root(view, mount_point, {"pytest.ini": PYTEST_INI})
         socket.sethostname("sandbox")
         sandbox.become_sandbox_user()
-        if request.get("probe"):
-            _write_report(report, {"nonce": request["nonce"], "probe": "ok"})
-            return
+    feed.send(b"ready")
+    data, fds, _, _ = socket.recv_fds(feed, PACKET_LIMIT, 1)
+    if not data:
+        return  # not used: the worker is closing
+    request = json.loads(data)
+    code = os.pread(fds[0], 64 * 1024**2, 0) if fds else b""
+    for fd in fds:
+        os.close(fd)
+    test_name = request["test_name"]
+    if view is not None:
         workdir = sandbox.SCRATCH
+        Path(workdir, test_name).write_bytes(code)
         base_url = f"http://localhost:{sandbox.CANONICAL_PORT}"
         environment = {"HOME": workdir, "TMPDIR": "/tmp", "USER": sandbox.SANDBOX_USER}
     else:
@@ -213,7 +219,7 @@ def _listen_on_canonical_port() -> list[socket.socket]:
     return listeners
 
 
-def _first_child(request: dict[str, Any], link: socket.socket, view: SandboxView | None,
+def _first_child(link: socket.socket, feed: socket.socket, view: SandboxView | None,
                  mount_point: str, output: int, report: int) -> None:
     """Enters the namespaces, opens the canonical port, forks the test process and waits for
     it. Tells the worker the test process's pid (to kill it on time-out) and how it ended."""
@@ -236,13 +242,14 @@ def _first_child(request: dict[str, Any], link: socket.socket, view: SandboxView
             link.close()
             for sock in listeners:
                 sock.close()
-            _test_process(request, view, mount_point, output, report)
+            _test_process(feed, view, mount_point, output, report)
         except BaseException as exc:  # noqa: BLE001 - any failure is the execution's error
             with contextlib.suppress(OSError):
-                _write_report(report, {"nonce": request["nonce"],
-                                       "sandbox_error": f"{type(exc).__name__}: {exc}"})
+                feed.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+                _write_report(report, {"sandbox_error": f"{type(exc).__name__}: {exc}"})
         finally:
             os._exit(0)
+    feed.close()
     socket.send_fds(link, [json.dumps({"pid": pid}).encode()], [s.fileno() for s in listeners])
     for sock in listeners:
         sock.close()
@@ -257,25 +264,26 @@ def _first_child(request: dict[str, Any], link: socket.socket, view: SandboxView
 # ----- the worker -----
 
 
-class _Execution:
-    """The worker's side of one execution: the first child, the deadline, the kill."""
+class SandboxFailed(Exception):
+    """A sandbox could not be prepared."""
 
-    def __init__(self, request: dict[str, Any], channel: socket.socket | None,
-                 view: SandboxView | None, mount_point: str) -> None:
-        self.request = request
-        self.channel = channel
-        self.deadline = time.monotonic() + float(request["timeout_s"])
-        output = os.memfd_create("output")
-        report = os.memfd_create("report")
+
+class _Sandbox:
+    """One sandbox, prepared before its execution is known: its first child, its test process
+    waiting for the code, the canonical port's listeners and the two memory files."""
+
+    def __init__(self, view: SandboxView | None, mount_point: str) -> None:
+        self.output = os.memfd_create("output")
+        self.report = os.memfd_create("report")
         self.link, child_link = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.started = time.perf_counter()
+        self.feed, child_feed = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.first = os.fork()
         if self.first == 0:
             try:
                 self.link.close()
-                if channel is not None:
-                    channel.close()
-                _first_child(request, child_link, view, mount_point, output, report)
+                self.feed.close()
+                _first_child(child_link, child_feed, view, mount_point, self.output,
+                             self.report)
             except BaseException as exc:  # noqa: BLE001 - reported to the worker, never raised
                 with contextlib.suppress(OSError):
                     child_link.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"})
@@ -283,48 +291,37 @@ class _Execution:
             finally:
                 os._exit(0)
         child_link.close()
-        self.files = [output, report]
+        child_feed.close()
+        self.pidfd = os.pidfd_open(self.first)
         self.test_pid: int | None = None
         self.test_reaped = False
-        self.report_text = ""
-        self.pidfd = os.pidfd_open(self.first)
-
-    def run(self) -> dict[str, Any]:
+        self.listeners: list[int] = []
         try:
-            started = self._next_message()
-            if started is not None and "map" in started[0]:
-                sandbox.map_to_nobody(self.first)
-                self.link.send(b"mapped")
-                started = self._next_message()
-            if started is None or "error" in started[0]:
-                error = started[0]["error"] if started else "the sandbox did not start"
-                return self._finish(None, timed_out=False, error=error)
-            message, listeners = started
-            self.test_pid = int(message["pid"])
-            if self.channel is not None:
-                socket.send_fds(self.channel, [json.dumps({"event": "started", "nonce":
-                                                           self.request["nonce"]}).encode()],
-                                self.files + listeners)
-            for fd in listeners:
-                os.close(fd)
-            ended = self._next_message()
-            if ended is None:
-                return self._finish(None, timed_out=time.monotonic() >= self.deadline)
-            self.test_reaped = True  # the first child reaped it before saying how it ended
-            return self._finish(ended[0], timed_out=False)
-        finally:
-            self._kill_all()
-            if self.channel is None:  # the probe: the worker reads its report
-                self.report_text = os.pread(self.files[1], 4096, 0).decode(errors="replace")
-            for fd in self.files:
-                os.close(fd)
-            self.link.close()
-            os.close(self.pidfd)
+            self._await_ready(time.monotonic() + PREPARE_TIMEOUT_S)
+        except BaseException:
+            self.discard()
+            raise
 
-    def _next_message(self) -> tuple[dict[str, Any], list[int]] | None:
+    def _await_ready(self, deadline: float) -> None:
+        message = self.next_message(deadline)
+        if message is not None and "map" in message[0]:
+            sandbox.map_to_nobody(self.first)
+            self.link.send(b"mapped")
+            message = self.next_message(deadline)
+        if message is None or "error" in message[0]:
+            raise SandboxFailed(message[0]["error"] if message else "the sandbox did not start")
+        self.test_pid = int(message[0]["pid"])
+        self.listeners = message[1]
+        ready, _, _ = select.select([self.feed], [], [], max(0.0, deadline - time.monotonic()))
+        answer = self.feed.recv(PACKET_LIMIT) if ready else b""
+        if answer != b"ready":
+            error = json.loads(answer).get("error") if answer.startswith(b"{") else None
+            raise SandboxFailed(error or "the sandbox's test process did not get ready")
+
+    def next_message(self, deadline: float) -> tuple[dict[str, Any], list[int]] | None:
         """The first child's next message, or None once it has exited or time is up."""
         while True:
-            remaining = self.deadline - time.monotonic()
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             ready, _, _ = select.select([self.link, self.pidfd], [], [], remaining)
@@ -339,7 +336,28 @@ class _Execution:
                 if not ready:
                     return None
 
-    def _kill_all(self) -> None:
+    def run(self, request: dict[str, Any], code_fds: list[int],
+            channel: socket.socket) -> dict[str, Any]:
+        """Hands the execution to the waiting test process and waits for it to end."""
+        started = time.perf_counter()
+        deadline = time.monotonic() + float(request["timeout_s"])
+        try:
+            socket.send_fds(self.feed, [json.dumps(request).encode()], code_fds)
+            socket.send_fds(channel, [json.dumps({"event": "started", "nonce":
+                                                  request["nonce"]}).encode()],
+                            [self.output, self.report, *self.listeners])
+            ended = self.next_message(deadline)
+            answer: dict[str, Any] = {"event": "finished", "nonce": request["nonce"],
+                                      "timed_out": ended is None and
+                                      time.monotonic() >= deadline,
+                                      "duration_s": time.perf_counter() - started,
+                                      "status": ended[0] if ended else None}
+            self.test_reaped = ended is not None  # the first child reaped it, then said so
+            return answer
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
         # The test process's pid is only safe to signal while nothing has reaped it.
         for pid in ((self.first,) if self.test_reaped else (self.test_pid, self.first)):
             if pid is not None:
@@ -347,32 +365,12 @@ class _Execution:
                     os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.first, 0)
-
-    def _finish(self, status: dict[str, Any] | None, timed_out: bool,
-                error: str = "") -> dict[str, Any]:
-        answer = {"event": "finished", "nonce": self.request["nonce"], "timed_out": timed_out,
-                  "duration_s": time.perf_counter() - self.started, "status": status}
-        if error:
-            answer["error"] = error
-        return answer
-
-
-def _probe(view: SandboxView, mount_point: str) -> str:
-    """Builds one sandbox the way every execution does and runs nothing in it: '' if that
-    works, else why not."""
-    request = {"nonce": "probe", "probe": True, "test_path": "", "test_name": "probe.py",
-               "timeout_s": 60, "env": {}}
-    execution = _Execution(request, None, view, mount_point)
-    answer = execution.run()
-    if answer.get("error"):
-        return str(answer["error"])
-    report = execution.report_text
-    if '"probe": "ok"' not in report:
-        try:
-            return str(json.loads(report).get("sandbox_error", "no report"))
-        except ValueError:
-            return f"the probe ended without a report (status {answer.get('status')})"
-    return ""
+        for fd in (self.output, self.report, self.pidfd, *self.listeners):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.listeners = []
+        self.link.close()
+        self.feed.close()
 
 
 def main() -> None:
@@ -384,26 +382,47 @@ def main() -> None:
     sys.path[:] = [entry for entry in sys.path if entry and entry != here]
     view = SandboxView.for_this_interpreter() if isolated else None
     _warm_up()
-    problem = _probe(view, mount_point) if view is not None else ""
     gc.freeze()  # forked children then skip the warm objects when they collect
-    channel.send(json.dumps({"ready": not problem, "error": problem}).encode())
-    if problem:
+    try:
+        prepared: _Sandbox | None = _Sandbox(view, mount_point)
+    except (SandboxFailed, OSError) as exc:
+        channel.send(json.dumps({"ready": False, "error": str(exc)}).encode())
         return
+    channel.send(json.dumps({"ready": True}).encode())
     while True:
         try:
-            data = channel.recv(PACKET_LIMIT)
+            data, code_fds, _, _ = socket.recv_fds(channel, PACKET_LIMIT, 1)
         except ConnectionResetError:
-            return
+            data = b""
         if not data:
+            if prepared is not None:
+                prepared.discard()
             return  # the harness is gone (done, interrupted or killed)
         request = json.loads(data)
-        if request.get("warm_schemathesis"):
-            _warm_up_schemathesis()
-        answer = _Execution(request, channel, view, mount_point).run()
+        if request.get("warm_schemathesis") and not _schemathesis_warm:
+            _warm_up_schemathesis()  # the prepared sandbox was forked before: prepare anew
+            if prepared is not None:
+                prepared.discard()
+                prepared = None
+        try:
+            if prepared is None:
+                prepared = _Sandbox(view, mount_point)
+            answer = prepared.run(request, code_fds, channel)
+        except (SandboxFailed, OSError) as exc:
+            answer = {"event": "finished", "nonce": request["nonce"], "timed_out": False,
+                      "duration_s": 0.0, "status": None, "error": str(exc)}
+        finally:
+            for fd in code_fds:
+                os.close(fd)
+        prepared = None
         try:
             channel.send(json.dumps(answer).encode())
         except (BrokenPipeError, ConnectionResetError):
             return
+        try:
+            prepared = _Sandbox(view, mount_point)  # while the harness reads the results
+        except (SandboxFailed, OSError):
+            prepared = None  # tried again when the next request comes
 
 
 if __name__ == "__main__":

@@ -4,17 +4,19 @@ Run as `python -m restbench.serving.launcher`. It imports the heavy service depe
 (FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
-     "control_socket": PATH}
+     "control_socket": PATH, "handoff_socket": PATH}
         -> {"ok": true, "pid": P, "port": N} | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
 
-Each child binds a free loopback port (the service) and a Unix socket (the harness's control
-routes) before it reports the port, so there is no port race. Children die
+Each child binds a free loopback port (the service), a Unix socket for the harness's control
+routes and one on which the harness hands it a sandbox's listening sockets (it then serves the
+service on them too, until told to stop), before it reports the port, so there is no race. Children die
 with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import gc
 import json
@@ -82,6 +84,10 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         control.bind(request["control_socket"])
         os.chmod(request["control_socket"], 0o600)
         control.listen(16)
+        handoff = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        handoff.bind(request["handoff_socket"])
+        os.chmod(request["handoff_socket"], 0o600)
+        handoff.listen(1)
     except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
         os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
         os.close(report_fd)
@@ -92,8 +98,64 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
     os.close(report_fd)
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock, control])
+    _handing_off_server_class()(config, handoff).run(sockets=[sock, control])
     os._exit(0)
+
+
+def _handing_off_server_class() -> type:
+    """Built in the server's child, where uvicorn is imported (the launcher preloads it)."""
+    import uvicorn
+
+    class HandingOffServer(uvicorn.Server):
+        """uvicorn's server, also serving on listening sockets the harness hands over."""
+
+        def __init__(self, config: Any, handoff: socket.socket) -> None:
+            super().__init__(config)
+            self.handoff = handoff
+
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            task = asyncio.ensure_future(self._take_handoffs())
+            try:
+                await super().serve(sockets=sockets)
+            finally:
+                task.cancel()
+
+        def _protocol(self) -> asyncio.Protocol:
+            return self.config.http_protocol_class(  # type: ignore[no-any-return]
+                config=self.config, server_state=self.server_state,
+                app_state=self.lifespan.state)
+
+        async def _take_handoffs(self) -> None:
+            from restbench.execution import channel
+
+            loop = asyncio.get_running_loop()
+            self.handoff.setblocking(False)
+            connection, _ = await loop.sock_accept(self.handoff)
+            connection.setblocking(False)
+            attached: dict[str, list[asyncio.Server]] = {}
+            while True:
+                try:
+                    message, fds = await channel.receive(connection)
+                except channel.ChannelClosed:
+                    return
+                if "attach" in message:
+                    servers = []
+                    try:
+                        for fd in fds:
+                            servers.append(await loop.create_server(
+                                self._protocol, sock=socket.socket(fileno=fd)))
+                        reply = {"attached": message["attach"]}
+                    except Exception as exc:  # noqa: BLE001 - the harness relays instead
+                        for server in servers:
+                            server.close()
+                        reply = {"error": f"{type(exc).__name__}: {exc}"}
+                    attached[message["attach"]] = servers
+                    channel.send(connection, reply)
+                elif "detach" in message:
+                    for server in attached.pop(message["detach"], []):
+                        server.close()
+
+    return HandingOffServer
 
 
 def _read_report(fd: int, pid: int) -> dict[str, Any]:

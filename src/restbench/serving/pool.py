@@ -9,11 +9,13 @@ own (see `serving.databases`), created when it starts and dropped when it stops.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from typing import Any, Self
 import httpx
 
 from restbench.errors import ServiceStartError
+from restbench.execution import channel
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, materialize
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
@@ -30,6 +33,7 @@ from restbench.serving.databases import DatabaseChoice, open_databases, require_
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
+HANDOFF_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -42,9 +46,32 @@ class RunningServer:
     _client: httpx.AsyncClient = field(repr=False)
     database_url: str = field(default="", repr=False)
 
+    handoff: socket.socket | None = field(default=None, repr=False)
+    _handoff_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    async def attach(self, listeners: list[socket.socket]) -> str:
+        """Hands a sandbox's listening sockets to this server, which serves the service on
+        them until `detach`: the test's connections reach it with no relay in between."""
+        if self.handoff is None:
+            raise ServiceStartError(f"{self.implementation.id}: no hand-off channel")
+        handle = secrets.token_hex(8)
+        async with self._handoff_lock:
+            channel.send(self.handoff, {"attach": handle}, [s.fileno() for s in listeners])
+            for sock in listeners:
+                sock.close()  # the server holds its own copies now
+            reply, _ = await asyncio.wait_for(channel.receive(self.handoff), HANDOFF_TIMEOUT_S)
+        if "attached" not in reply:
+            raise ServiceStartError(f"{self.implementation.id}: {reply.get('error')}")
+        return handle
+
+    async def detach(self, handle: str) -> None:
+        if self.handoff is not None:
+            with contextlib.suppress(OSError):
+                channel.send(self.handoff, {"detach": handle})
 
     async def _control(self, method: str, action: str) -> Any:
         response = await self._client.request(method, f"{CONTROL_PREFIX}{action}")
@@ -72,6 +99,19 @@ class RunningServer:
         except OSError:
             return "(no log)"
         return " | ".join(text[-limit:].splitlines()[-6:]) or "(empty log)"
+
+
+async def _connect_handoff(path: Path) -> socket.socket | None:
+    """The server's hand-off channel, or None (executions then go through the relay)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, str(path))
+    except OSError as exc:
+        log.warning("no hand-off channel at %s: %s", path, exc)
+        sock.close()
+        return None
+    return sock
 
 
 class ServerPool:
@@ -134,11 +174,14 @@ class ServerPool:
             f"{implementation.service.name}-{implementation.id}-{replica}")
         log_file = source / f"replica-{replica}.log"
         token = secrets.token_urlsafe(24)
-        control_socket = self._sockets / f"{next(self._socket_numbers)}.sock"
+        number = next(self._socket_numbers)
+        control_socket = self._sockets / f"{number}.sock"
+        handoff_socket = self._sockets / f"{number}.handoff"
         try:
             answer = await self._ask({"op": "start", "source": str(source), "token": token,
                                       "database_url": database_url, "log": str(log_file),
-                                      "control_socket": str(control_socket)})
+                                      "control_socket": str(control_socket),
+                                      "handoff_socket": str(handoff_socket)})
         except BaseException:
             await asyncio.to_thread(self._databases.drop, database_url)
             raise
@@ -155,6 +198,7 @@ class ServerPool:
                                client, database_url)
         self._servers.append(server)
         await self._wait_healthy(server, name)
+        server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)
         return server
 
@@ -175,6 +219,8 @@ class ServerPool:
         if server in self._servers:
             self._servers.remove(server)
             await server._client.aclose()
+            if server.handoff is not None:
+                server.handoff.close()
             if self._launcher is not None and self._launcher.returncode is None:
                 await self._ask({"op": "stop", "pid": server.pid})
             await asyncio.to_thread(self._databases.drop, server.database_url)
@@ -184,6 +230,8 @@ class ServerPool:
         try:
             for server in list(self._servers):
                 await server._client.aclose()
+                if server.handoff is not None:
+                    server.handoff.close()
             self._servers.clear()
             if self._launcher is not None and self._launcher.returncode is None:
                 assert self._launcher.stdin is not None
