@@ -132,9 +132,15 @@ def compare_runs(base: Path, new: Path) -> Comparison:
                         if service == ALL_SERVICES or k[0] == service)
         differences = [n_cell[k].mean_killed - b_cell[k].mean_killed for k in shared]
         mutants = [b_cell[k].mutants for k in shared]
+        total = sum(mutants)
+        # MS from the per-requirement kills (unrounded, the same numbers the interval resamples)
+        base_ms = sum(b_cell[k].mean_killed for k in shared) / total if total \
+            else float(base_rows[key]["ms"])
+        new_ms = sum(n_cell[k].mean_killed for k in shared) / total if total \
+            else float(new_rows[key]["ms"])
         rows.append(RowComparison(
-            generator, model, service, variant, float(base_rows[key]["ms"]),
-            float(new_rows[key]["ms"]), bootstrap_interval(differences, mutants),
+            generator, model, service, variant, base_ms, new_ms,
+            bootstrap_interval(differences, mutants),
             len(shared), tuple(_changes({k: b_cell[k] for k in shared},
                                         {k: n_cell[k] for k in shared}))))
     return Comparison(base, new, rows, [k for k in base_rows if k not in new_rows],
