@@ -14,6 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 VARIANT_COLOURS = {"precise": "#1f77b4", "vague": "#ff7f0e"}
+SPREAD_ALL_POINTS = 1500
 FIGURE_IDS = ("ms-by-model", "valid-vs-mutated", "ms-vs-cost", "validity", "spread")
 
 
@@ -124,14 +125,18 @@ def spread(requirements: Sequence[dict[str, Any]], with_run: bool) -> dict[str, 
     if not requirements:
         return _empty(title, "no per-requirement rows")
     figure = go.Figure()
+    # every point while they are few enough to see; past that, plotly draws thousands of
+    # markers slowly and they hide each other anyway
+    points = "all" if len(requirements) <= SPREAD_ALL_POINTS else "outliers"
     for variant in sorted({r["variant"] for r in requirements}):
         chosen = [r for r in requirements if r["variant"] == variant and r.get("mutants")]
         figure.add_box(
             name=variant, x=[model_label(r, with_run) for r in chosen],
-            y=[r["killed"] / r["mutants"] for r in chosen], boxpoints="all", jitter=0.4,
+            y=[r["killed"] / r["mutants"] for r in chosen], boxpoints=points, jitter=0.4,
             pointpos=0, marker={"size": 4, "color": VARIANT_COLOURS.get(variant)},
             text=[f"{r['service']}/{r['requirement']} rep {r.get('repetition', 0)}"
-                  for r in chosen], hoverinfo="text+y")
+                  for r in chosen] if points == "all" else None,
+            hoverinfo="text+y" if points == "all" else "y")
     figure.update_layout(_layout(title, boxmode="group", yaxis=_pct_axis("MS of requirement")))
     return _spec(figure)
 

@@ -235,6 +235,7 @@ def build_payload(results: Sequence[Results], title: str, generated_at: str,
     payload["columns"] = columns(payload["scores"]) if payload["scores"] else []
     payload["figures"] = figures(payload["scores"], payload["per_requirement"], with_run) \
         if payload["runs"] else {}
+    del payload["per_requirement"]  # in the spread figure already; the page does not need it
     return payload
 
 

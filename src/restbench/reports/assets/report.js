@@ -1,7 +1,9 @@
 "use strict";
 // The restbench report page: everything is built from the JSON embedded in #report-data.
 (function () {
+  performance.mark("restbench-start");
   const DATA = JSON.parse(document.getElementById("report-data").textContent);
+  performance.mark("restbench-parsed");
 
   // el("td", {class: "x"}, "text", child, ...): DOM nodes; text never becomes markup.
   function el(tag, attrs, ...children) {
@@ -331,10 +333,12 @@
   header();
   scoreTable();
   figures();
+  performance.mark("restbench-figures");
   matrix();
   requirementList();
   agentEval();
   grade();
   window.restbenchReport = {openRequirement: openRequirement, data: DATA};
+  performance.mark("restbench-ready");
   document.body.setAttribute("data-ready", "true");
 })();
