@@ -97,9 +97,11 @@ def ms_vs_cost(rows: Sequence[dict[str, Any]], with_run: bool) -> dict[str, Any]
             y=[r["ms"] for r in chosen], text=[model_label(r, with_run) for r in chosen],
             textposition="top center", marker={"size": 10,
                                                "color": VARIANT_COLOURS.get(variant)})
+    most = max((r.get("cost_usd") or 0.0 for r in rows), default=0.0) or 1.0
+    figure.update_traces(cliponaxis=False)
     figure.update_layout(_layout(title, xaxis={"title": {"text": "cost (USD)"},
-                                               "rangemode": "tozero"},
-                                 yaxis=_pct_axis("MS")))
+                                               "range": [-0.08 * most, 1.25 * most]},
+                                 yaxis=_pct_axis("MS") | {"range": [-0.05, 1.1]}))
     return _spec(figure)
 
 

@@ -231,7 +231,11 @@ def build_payload(results: Sequence[Results], title: str, generated_at: str,
         elif isinstance(result, GradeResults):
             payload["grade"].append({"name": name, "path": str(result.path),
                                      "runs": result.runs})
-    with_run = len(payload["runs"]) > 1
+    # figures name the run only where two runs have the same generator and model
+    runs_of: dict[tuple[str, str], set[str]] = {}
+    for row in payload["scores"]:
+        runs_of.setdefault((row["generator"], row["model"]), set()).add(row["run"])
+    with_run = any(len(runs) > 1 for runs in runs_of.values())
     payload["columns"] = columns(payload["scores"]) if payload["scores"] else []
     payload["figures"] = figures(payload["scores"], payload["per_requirement"], with_run) \
         if payload["runs"] else {}
