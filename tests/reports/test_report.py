@@ -11,7 +11,9 @@ original (invalid), vague MINI-02 strong (kills 2 of 2).
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -127,7 +129,7 @@ def test_report_renders_offline_with_table_and_every_figure(
     rows = p.locator("#score-table tbody tr")
     assert rows.count() == len(scores(results["run"])) == 4  # files, refine x precise, vague
     headings = p.locator("#score-table th").all_inner_texts()
-    for column in ("MS", "95% CI", "valid", "MS_mutated", "self-kill", "over-spec", "cost $",
+    for column in ("MS", "95% CI", "valid", "MS_valid", "MS_mutated", "self-kill", "over-spec", "cost $",
                    "tokens in", "wall s"):
         assert column in headings
     for figure in FIGURE_IDS:  # each drawn by plotly: an svg with its title
@@ -204,6 +206,36 @@ def test_clicking_a_requirement_shows_its_tests_code_and_http_trace(
         in rounds.inner_text()
     p.screenshot(path=str(results["root"] / "drilldown.png"))
     assert page.errors == []
+
+
+def test_drilldown_outcomes_are_the_stores(results: dict[str, Path], page: OfflinePage) -> None:
+    """Every outcome the page shows for a requirement's tests is the one the store holds for
+    that code on that implementation."""
+    db = sqlite3.connect(results["run"] / "results.sqlite3")
+    stored = {(sha, impl): outcome for sha, impl, outcome in db.execute(
+        "SELECT code_sha, implementation, outcome FROM executions")}
+    shas = {(g, v, t): sha for g, v, t, sha in db.execute(
+        "SELECT generator, variant, target, code_sha FROM generations "
+        "WHERE requirement = 'MINI-02'")}
+    db.close()
+    p = page.page
+    p.click("#requirement-list a:text('mini/MINI-02')")
+    drill = p.locator("#drilldown")
+    drill.locator("details.test").first.wait_for()
+    assert "POST /counters/a/increment returns 200" in drill.inner_text()
+    shown = 0
+    for (generator, variant, target), sha in shas.items():
+        label = f"{generator}{'' if generator == 'files' else ' / gpt-5-mini'} · {variant} · " \
+                f"repetition 0{'' if target == 'original' else ' · written against ' + target}"
+        test = drill.locator("details.test").filter(
+            has=p.locator("summary", has_text=re.compile("^" + re.escape(label) + "valid")))
+        test.locator("summary").first.click()
+        rows = test.locator("table.outcomes tr").all_inner_texts()[1:]
+        page_outcomes = {row.split("\t")[0]: row.split("\t")[2] for row in rows}
+        assert page_outcomes == {impl: outcome for (s, impl), outcome in stored.items()
+                                 if s == sha}, label
+        shown += 1
+    assert shown == 2 + 2 * 3  # files and refine on the original, refine on each mutant
 
 
 def test_agent_eval_and_grade_folders_are_shown(page: OfflinePage) -> None:

@@ -31,7 +31,7 @@ KNOWN_COLUMNS: dict[str, tuple[str, str]] = {  # key -> (label, format)
     "ms": ("MS", "pct"), "ms_max_deviation": ("±max", "pp"),
     "ms_ci95_low": ("95% CI", "ci"), "killed_mean": ("killed", "num"),
     "mutants": ("mutants", "int"), "validity_rate": ("valid", "pct"),
-    "ms_mutated": ("MS_mutated", "pct"), "self_kill_rate": ("self-kill", "pct"),
+    "ms_valid": ("MS_valid", "pct"), "ms_mutated": ("MS_mutated", "pct"), "self_kill_rate": ("self-kill", "pct"),
     "overspecification_rate": ("over-spec", "pct"), "cost_usd": ("cost $", "usd"),
     "input_tokens": ("tokens in", "int"), "output_tokens": ("tokens out", "int"),
     "generation_s": ("wall s", "num"), "failed_generations": ("failed", "int"),
@@ -179,11 +179,24 @@ def _matrices(run_name: str, run: RunResults) -> list[dict[str, Any]]:
     return found
 
 
+def _with_ms_valid(row: dict[str, Any]) -> dict[str, Any]:
+    """For refining generators MS is MS_valid (the tests made on the original): shown under
+    that name too, beside MS_mutated, as the terminal table does."""
+    if "ms_mutated" not in row or "ms_valid" in row:
+        return row
+    found: dict[str, Any] = {}
+    for key, value in row.items():
+        if key == "ms_mutated":
+            found["ms_valid"] = row["ms"] if value is not None else None
+        found[key] = value
+    return found
+
+
 def _run_payload(run_name: str, run: RunResults, payload: dict[str, Any]) -> None:
     payload["runs"].append({"name": run_name, "path": str(run.path), "config": run.config,
                             "counts": run.counts, "total_cost": run.total_cost,
                             "problems": run.problems, "tests": len(run.tests)})
-    payload["scores"] += [{"run": run_name, **row} for row in run.scores]
+    payload["scores"] += [{"run": run_name, **_with_ms_valid(row)} for row in run.scores]
     payload["per_requirement"] += [{"run": run_name, **row} for row in run.per_requirement]
     payload["matrices"] += _matrices(run_name, run)
     by_requirement: dict[tuple[str, str], list[Test]] = {}
