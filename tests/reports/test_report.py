@@ -230,6 +230,7 @@ def test_drilldown_outcomes_are_the_stores(results: dict[str, Path], page: Offli
         test = drill.locator("details.test").filter(
             has=p.locator("summary", has_text=re.compile("^" + re.escape(label) + "valid")))
         test.locator("summary").first.click()
+        test.locator("table.outcomes").wait_for()  # drawn on the toggle event, just after
         rows = test.locator("table.outcomes tr").all_inner_texts()[1:]
         page_outcomes = {row.split("\t")[0]: row.split("\t")[2] for row in rows}
         assert page_outcomes == {impl: outcome for (s, impl), outcome in stored.items()

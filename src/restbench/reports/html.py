@@ -25,8 +25,9 @@ def _asset(name: str) -> str:
 
 
 def _script_safe(text: str) -> str:
-    """JSON inside <script>: no '</' can end the element early."""
-    return text.replace("</", "<\\/")
+    """JSON inside <script>: with no '<' at all, no '</script' or '<!--' in a test's output
+    can end the element or change how the HTML parser reads it ('<' only occurs in strings)."""
+    return text.replace("<", "\\u003c")
 
 
 def render_html(results: Sequence[Results], title: str = "restbench report") -> str:

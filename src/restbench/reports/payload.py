@@ -14,7 +14,6 @@ import difflib
 import gzip
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from restbench.benchmark import Service
@@ -255,9 +254,3 @@ def build_payload(results: Sequence[Results], title: str, generated_at: str,
     del payload["per_requirement"]  # in the spread figure already; the page does not need it
     return payload
 
-
-def relative_to_cwd(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
