@@ -3,7 +3,6 @@ driver; playwright's own browser builds are never downloaded)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +18,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 
 def require_browser() -> None:
-    if not CHROMIUM.is_file() and shutil.which("chromium") is None:
+    if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing; install it with: {INSTALL}")
     try:
         import playwright  # noqa: F401

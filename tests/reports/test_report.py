@@ -31,7 +31,9 @@ from restbench.grading.results import CriterionResult, write_run
 from restbench.grading.results import RunResult as GradeRun
 from restbench.llm.fake import FakeLLMServer
 from restbench.reports.figures import FIGURE_IDS
+from restbench.reports.html import _script_safe
 from tests.cli_helpers import restbench
+from tests.reports import browser as browser_helpers
 from tests.reports.browser import OfflinePage, browser
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -316,3 +318,18 @@ def test_report_without_the_store_still_shows_the_scores(results: dict[str, Path
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "r.html").read_text()
     assert "results.sqlite3: missing" in html
+
+
+def test_page_data_cannot_close_its_script_element() -> None:
+    """A test's output or an HTTP body may hold '</script>' or '<!--': the embedded JSON keeps
+    no '<' at all, and still reads back the same."""
+    text = json.dumps({"output": "</script><!--<script>alert(1)</script>"})
+    safe = _script_safe(text)
+    assert "<" not in safe and json.loads(safe) == json.loads(text)
+
+
+def test_a_missing_chromium_fails_with_its_install_command(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.setattr(browser_helpers, "CHROMIUM", Path("/nonexistent/chromium"))
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium"):
+        browser_helpers.require_browser()
