@@ -43,6 +43,8 @@ class Execution:
 class Test:
     """One generation of a run with the executions of its code."""
 
+    __test__ = False  # not a pytest test class
+
     generator: str
     model: str
     service: str
