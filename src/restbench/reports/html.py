@@ -1,0 +1,59 @@
+"""`restbench report`: one self-contained HTML file that opens from disk with no network.
+
+plotly's JS, the page's own script and style and the data are all inside the file; the data is
+embedded once, as JSON, and the page builds its tables and drill-down from it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from plotly.offline import get_plotlyjs
+
+from restbench import __version__
+from restbench.reports.load import Results, RunResults, load_results
+from restbench.reports.payload import build_payload
+from restbench.reports.stryker import write_stryker_reports
+
+
+def _asset(name: str) -> str:
+    return (resources.files("restbench.reports") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _script_safe(text: str) -> str:
+    """JSON inside <script>: with no '<' at all, no '</script' or '<!--' in a test's output
+    can end the element or change how the HTML parser reads it ('<' only occurs in strings)."""
+    return text.replace("<", "\\u003c")
+
+
+def render_html(results: Sequence[Results], title: str = "restbench report") -> str:
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    payload = build_payload(results, title, generated, __version__)
+    data = _script_safe(json.dumps(payload, separators=(",", ":"), default=str))
+    page = _asset("report.html")
+    # plain replacement, not str.format: the style and script are full of braces
+    return (page.replace("%%TITLE%%", title)
+            .replace("%%STYLE%%", _asset("report.css"))
+            .replace("%%PLOTLY%%", get_plotlyjs())
+            .replace("%%DATA%%", data)
+            .replace("%%SCRIPT%%", _asset("report.js")))
+
+
+def write_report(folders: Sequence[Path], output: Path,
+                 stryker_dir: Path | None = None) -> dict[str, list[Path]]:
+    """Writes the HTML report and, for every run folder, its mutation-testing-report JSON files
+    (in `stryker_dir`, by default a folder beside the HTML named after it)."""
+    results = [load_results(folder) for folder in folders]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render_html(results), encoding="utf-8")
+    written: dict[str, list[Path]] = {"html": [output], "stryker": []}
+    stryker_root = stryker_dir or output.with_name(f"{output.stem}-mutation-testing")
+    runs = [r for r in results if isinstance(r, RunResults)]
+    for run in runs:
+        target = stryker_root / run.path.resolve().name if len(runs) > 1 else stryker_root
+        written["stryker"] += write_stryker_reports(run, target)
+    return written

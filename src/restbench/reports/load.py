@@ -1,0 +1,290 @@
+"""Reading result folders back: a `restbench run` folder (scores.json and its store), an
+`agent-eval` folder (results.json) or a `grade` folder (evaluation_results_*.json).
+
+What a run's tests did comes from the store, restricted to the generations of the last finished
+run (their keys are recomputed from its configuration, as the engine derives them), so a folder
+reused by several runs shows what its scores.json was computed from.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from restbench.benchmark import Service, resolve_services
+from restbench.errors import RestbenchError
+from restbench.execution import Outcome
+from restbench.mutation import implementations_of
+from restbench.mutation.apply import ORIGINAL
+from restbench.scoring import TestRecord
+from restbench.store.sqlite import digest
+
+NO_MODEL = "-"
+
+
+class ResultsError(RestbenchError):
+    """A folder given to `report` or `compare` is not a result folder, or its files are broken."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    implementation: str
+    outcome: str
+    reason: str
+    duration_s: float
+    output: str
+    exchanges: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Test:
+    """One generation of a run with the executions of its code."""
+
+    __test__ = False  # not a pytest test class
+
+    generator: str
+    model: str
+    service: str
+    requirement: str
+    variant: str
+    repetition: int
+    target: str
+    status: str
+    error: str
+    code: str
+    code_sha: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+    details: dict[str, Any]
+    executions: dict[str, Execution] = field(default_factory=dict)
+
+    def record(self, mutants: list[str], benign: list[str]) -> TestRecord:
+        """The scoring view of this test, so kills are decided exactly as the scores are."""
+        ok = self.status == "ok"
+
+        def outcome(target: str) -> Outcome | None:
+            found = self.executions.get(target)
+            return Outcome(found.outcome) if found and ok else None
+
+        return TestRecord(
+            self.requirement, self.target, ok, outcome(ORIGINAL),
+            {m: o for m in mutants if (o := outcome(m)) is not None},
+            {b: o for b in benign if (o := outcome(b)) is not None})
+
+
+@dataclass
+class RunResults:
+    """A `restbench run` output folder."""
+
+    path: Path
+    scores: list[dict[str, Any]]
+    per_requirement: list[dict[str, Any]]
+    counts: dict[str, Any]
+    total_cost: dict[str, Any]
+    config: dict[str, Any]
+    services: dict[str, Service]
+    tests: list[Test]
+    problems: list[str] = field(default_factory=list)  # what could not be shown, and why
+
+
+@dataclass
+class AgentEvalResults:
+    path: Path
+    summary: dict[str, Any]
+    results: list[dict[str, Any]]
+
+
+@dataclass
+class GradeResults:
+    path: Path
+    runs: list[dict[str, Any]]  # one evaluation_results_*.json each
+
+
+Results = RunResults | AgentEvalResults | GradeResults
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not readable JSON ({exc})") from None
+
+
+def load_results(path: Path) -> Results:
+    """Whatever kind of result folder `path` is, told by the files it holds."""
+    if not path.is_dir():
+        raise ResultsError(f"{path}: not a folder")
+    if (path / "scores.json").is_file():
+        return load_run(path)
+    if (path / "results.json").is_file():
+        data = _read_json(path / "results.json")
+        if not isinstance(data, dict) or "summary" not in data or "results" not in data:
+            raise ResultsError(f"{path / 'results.json'}: no 'summary' and 'results' "
+                               "(not an agent-eval results file)")
+        return AgentEvalResults(path, data["summary"], list(data["results"]))
+    graded = sorted(path.glob("evaluation_results_*.json"))
+    if graded:
+        runs = []
+        for file in graded:
+            data = _read_json(file)
+            if not isinstance(data, dict) or "summary" not in data or "cases" not in data:
+                raise ResultsError(f"{file}: no 'summary' and 'cases' (not a grade results file)")
+            runs.append(data | {"file": file.name})
+        return GradeResults(path, runs)
+    raise ResultsError(f"{path}: no scores.json (restbench run), results.json (agent-eval) or "
+                       "evaluation_results_*.json (grade) in it")
+
+
+def load_scores(path: Path) -> dict[str, Any]:
+    """scores.json of a run folder, checked for the parts compare and report read."""
+    file = path / "scores.json"
+    if not file.is_file():
+        raise ResultsError(f"{path}: no scores.json (not a `restbench run` output folder)")
+    data = _read_json(file)
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), list) \
+            or not isinstance(data.get("requirements"), list):
+        raise ResultsError(f"{file}: no 'scores' and 'requirements' lists")
+    for index, row in enumerate(data["scores"]):
+        missing = [k for k in ("generator", "model", "service", "variant", "ms", "mutants")
+                   if k not in row]
+        if missing:
+            raise ResultsError(f"{file}: scores[{index}] lacks {', '.join(missing)}")
+    return data
+
+
+def _last_config(db: sqlite3.Connection) -> dict[str, Any]:
+    row = db.execute("SELECT config FROM runs WHERE finished_at IS NOT NULL "
+                     "ORDER BY id DESC LIMIT 1").fetchone()
+    return dict(json.loads(row[0])) if row else {}
+
+
+def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> dict[str, Service]:
+    """The services the run scored, from the names or folders it was given."""
+    found: dict[str, Service] = {}
+    for spec in config.get("services") or sorted(names):
+        try:
+            (service,) = resolve_services([spec])
+        except RestbenchError as exc:
+            problems.append(f"service {spec}: {exc}")
+            continue
+        found[service.name] = service
+    for name in sorted(names - set(found)):
+        try:
+            (service,) = resolve_services([name])
+            found[service.name] = service
+        except RestbenchError:
+            problems.append(f"service {name}: its requirements file was not found; wordings "
+                            "and mutants are not shown")
+    return found
+
+
+def _generation_keys(config: dict[str, Any], services: dict[str, Service],
+                     scored: set[tuple[str, str, str]]) -> set[str]:
+    """The generation keys the last run used (see engine.run._Cell.key)."""
+    keys = set()
+    models = [*config.get("models", []), NO_MODEL]
+    for generator in config.get("generators", []):
+        for model in models:
+            for service in services.values():
+                for requirement in service.requirements:
+                    targets = [ORIGINAL, *(m.id for m in requirement.mutants)]
+                    for variant in config.get("variants", []):
+                        if (model, service.name, variant) not in scored:
+                            continue
+                        for repetition in range(int(config.get("repetitions", 1))):
+                            keys.update(
+                                digest("generation", generator["name"], generator["args"],
+                                       model, service.name, requirement.id, variant,
+                                       repetition, target) for target in targets)
+    return keys
+
+
+_GENERATION_COLUMNS = ("key, generator, model, service, requirement, variant, repetition, "
+                       "target, status, error, code, code_sha, cost_usd, input_tokens, "
+                       "output_tokens, wall_s, details")
+
+
+def _tests(db: sqlite3.Connection, keys: set[str] | None,
+           scored: set[tuple[str, str, str, str]]) -> list[Test]:
+    tests = []
+    for row in db.execute(f"SELECT {_GENERATION_COLUMNS} FROM generations "
+                          "ORDER BY service, requirement, generator, model, variant, repetition"):
+        key, generator, model, service, requirement, variant = row[:6]
+        if keys is not None and key not in keys:
+            continue
+        if (generator, model, service, variant) not in scored:
+            continue
+        tests.append(Test(generator, model, service, requirement, variant, row[6], row[7],
+                          row[8], row[9], row[10], row[11], row[12], row[13], row[14], row[15],
+                          json.loads(row[16] or "{}")))
+    return tests
+
+
+def _attach_executions(db: sqlite3.Connection, tests: list[Test],
+                       services: dict[str, Service]) -> None:
+    """The newest execution of each code on each implementation, preferring one made from the
+    implementation's current source when the service is at hand."""
+    fingerprints = {(name, impl_id): impl.fingerprint()
+                    for name, service in services.items()
+                    for impl_id, impl in implementations_of(service).items()}
+    wanted = {t.code_sha for t in tests if t.status == "ok"}
+    best: dict[tuple[str, str, str], tuple[tuple[bool, float], Execution]] = {}
+    for row in db.execute("SELECT code_sha, service, implementation, implementation_fingerprint, "
+                          "outcome, reason, duration_s, output, exchanges, created_at "
+                          "FROM executions"):
+        sha, service, impl = row[0], row[1], row[2]
+        if sha not in wanted:
+            continue
+        rank = (fingerprints.get((service, impl)) == row[3], row[9])
+        key = (sha, service, impl)
+        if key in best and best[key][0] >= rank:
+            continue
+        best[key] = (rank, Execution(impl, row[4], row[5], row[6], row[7],
+                                     json.loads(row[8] or "[]")))
+    by_code: dict[tuple[str, str], dict[str, Execution]] = {}
+    for (sha, service, impl), (_, execution) in best.items():
+        by_code.setdefault((sha, service), {})[impl] = execution
+    for test in tests:
+        if test.status == "ok":
+            test.executions.update(by_code.get((test.code_sha, test.service), {}))
+
+
+def load_run(path: Path) -> RunResults:
+    data = load_scores(path)
+    store = path / "results.sqlite3"
+    problems: list[str] = []
+    scores = [row for row in data["scores"] if isinstance(row, dict)]
+    scored = {(r["generator"], r["model"], r["service"], r["variant"]) for r in scores}
+    services: dict[str, Service] = {}
+    tests: list[Test] = []
+    config: dict[str, Any] = {}
+    if not store.is_file():
+        problems.append(f"{store}: missing; tests, kill matrix and drill-down are not shown")
+    else:
+        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            config = _last_config(db)
+            names = {r["service"] for r in scores if r["service"] != "all"}
+            services = _services(config, names, problems)
+            keys = None
+            if config.get("generators"):
+                keys = _generation_keys(config, services,
+                                        {(r["model"], r["service"], r["variant"])
+                                         for r in scores})
+            tests = _tests(db, keys, scored)
+            _attach_executions(db, tests, services)
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"{store}: not a readable result store ({exc})") from None
+        finally:
+            db.close()
+    return RunResults(path, scores, list(data["requirements"]), dict(data.get("counts", {})),
+                      dict(data.get("total_cost", {})), config, services, tests, problems)
+
+
+__all__ = ["AgentEvalResults", "Execution", "GradeResults", "Results", "ResultsError",
+           "RunResults", "Test", "load_results", "load_run", "load_scores"]

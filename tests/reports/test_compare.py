@@ -1,0 +1,84 @@
+"""`restbench compare` end to end: two real runs of the `files` generator on the mini service
+that differ in one test file, which kills one more mutant in the second run."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from restbench.reports.compare import compare_runs
+from tests.cli_helpers import restbench
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+MINI = FIXTURES / "mini"
+
+# Checks the first increment's value: kills "adds two" (MINI-02-M1), but not "does not store the
+# new value" (MINI-02-M2), which answers 2 on the first call too.
+CHECKS_FIRST_VALUE = """import requests
+
+
+def test_increment():
+    response = requests.post("http://localhost:8000/counters/a/increment", timeout=10)
+    assert response.json() == {"value": 2}
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    root = tmp_path_factory.mktemp("compare")
+    base_tests, new_tests = root / "base-tests", root / "new-tests"
+    shutil.copytree(FIXTURES / "mini_tests", base_tests)
+    shutil.copytree(FIXTURES / "mini_tests", new_tests)
+    (new_tests / "precise" / "MINI-02.py").write_text(CHECKS_FIRST_VALUE)
+    for name, tests in (("base", base_tests), ("new", new_tests)):
+        result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={tests}",
+                           "-o", root / name)
+        assert result.returncode == 0, result.stderr
+    yield {"base": root / "base", "new": root / "new", "root": root}
+
+
+def test_compare_shows_exactly_the_one_changed_mutant(runs: dict[str, Path]) -> None:
+    comparison = compare_runs(runs["base"], runs["new"])
+    by_variant = {row.variant: row for row in comparison.rows}
+    precise, vague = by_variant["precise"], by_variant["vague"]
+    assert precise.delta == pytest.approx(1 / 3)  # 1/3 -> 2/3 of the 3 mutants
+    assert [(c.requirement, c.mutant, c.gained) for c in precise.changes] == \
+        [("MINI-02", "MINI-02-M1", True)]
+    assert vague.delta == 0 and vague.changes == ()
+    assert vague.interval == (0.0, 0.0)
+    # two requirements: resampling both picks MINI-01 (no change) or both MINI-02 (+1/2)
+    low, high = precise.interval
+    assert 0 <= low <= high <= 0.5 + 1e-9
+
+    result = restbench("compare", runs["base"], runs["new"], "--markdown", "-")
+    assert result.returncode == 0, result.stderr
+    assert "mini · precise: MINI-02: MINI-02-M1 now killed" in result.stdout
+    assert result.stdout.count("now killed") == 2  # the terminal line and the Markdown line
+    assert "no longer killed" not in result.stdout
+    assert "| files | - | mini | precise | 33.3% | 66.7% | **+33.3pp** |" in result.stdout
+    assert "| files | - | mini | vague | 66.7% | 66.7% | **+0.0pp** |" in result.stdout
+
+
+def test_fail_below_gates_a_regression_not_an_improvement(runs: dict[str, Path]) -> None:
+    improved = restbench("compare", runs["base"], runs["new"], "--fail-below", "0")
+    assert improved.returncode == 0, improved.stderr
+    regressed = restbench("compare", runs["new"], runs["base"], "--fail-below", "5",
+                          "--markdown", runs["root"] / "comment.md")
+    assert regressed.returncode == 1
+    assert "regression: files · mini · precise: MS -33.3pp (allowed: -5pp)" in regressed.stderr
+    assert "MINI-02-M1 no longer killed" in regressed.stdout
+    comment = (runs["root"] / "comment.md").read_text()
+    assert "**-33.3pp** ⚠️" in comment and "FAILED" in comment
+    # a drop smaller than the allowance passes
+    tolerant = restbench("compare", runs["new"], runs["base"], "--fail-below", "40")
+    assert tolerant.returncode == 0, tolerant.stderr
+
+
+def test_compare_refuses_a_folder_without_scores(runs: dict[str, Path], tmp_path: Path) -> None:
+    result = restbench("compare", runs["base"], tmp_path)
+    assert result.returncode == 2
+    assert f"{tmp_path}: no scores.json" in result.stderr
+    assert "Traceback" not in result.stderr
