@@ -6,6 +6,7 @@ from restbench.llm.client import (
     ChatResult,
     CutOffAnswer,
     LLMError,
+    PromptTooLong,
     ToolCall,
     Usage,
     queue_wait,
@@ -14,6 +15,6 @@ from restbench.llm.config import ModelConfig, ModelSettings, check_credentials, 
 from restbench.llm.extract import NoCodeError, extract_python
 from restbench.llm.prices import Price, PriceTable
 
-__all__ = ["CallCache", "ChatClient", "ChatResult", "CutOffAnswer", "LLMError", "ModelConfig", "ModelSettings",
-           "NoCodeError", "Price", "PriceTable", "ToolCall", "Usage", "check_credentials",
-           "extract_python", "queue_wait", "resolve_model"]
+__all__ = ["CallCache", "ChatClient", "ChatResult", "CutOffAnswer", "LLMError", "ModelConfig",
+           "ModelSettings", "NoCodeError", "Price", "PriceTable", "PromptTooLong", "ToolCall",
+           "Usage", "check_credentials", "extract_python", "queue_wait", "resolve_model"]

@@ -22,6 +22,7 @@ import httpx
 
 from restbench.errors import RestbenchError
 from restbench.llm.config import ModelConfig
+from restbench.llm.fitting import estimate_tokens
 from restbench.llm.prices import PriceTable
 from restbench.store.sqlite import digest
 
@@ -41,6 +42,10 @@ class CutOffAnswer(LLMError):
     def __init__(self, message: str, result: ChatResult) -> None:
         super().__init__(message)
         self.result = result
+
+
+class PromptTooLong(LLMError):
+    """The prompt would not fit the model's context: refused before anything is paid."""
 
 
 class MalformedAnswer(ValueError):
@@ -204,6 +209,22 @@ class ChatClient:
             body["tool_choice"] = "auto"
         return body
 
+    async def prompt_budget(self) -> int | None:
+        """Estimated tokens a prompt may have: the context less the answer's limit; None when
+        the context length is unknown."""
+        context = await self.context_tokens()
+        return None if context is None else context - (self.config.max_tokens or 0)
+
+    async def check_fits(self, messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]] | None = None) -> None:
+        budget = await self.prompt_budget()
+        estimate = estimate_tokens(messages, tools)
+        if budget is not None and estimate > budget:
+            raise PromptTooLong(
+                f"model '{self.config.name}': the prompt does not fit: about {estimate} tokens "
+                f"(estimated), {budget} available ({await self.context_tokens()} context less "
+                f"{self.config.max_tokens or 0} for the answer)")
+
     async def context_tokens(self) -> int | None:
         """The model's context length: configured, else as the endpoint's model list reports
         it (vLLM's max_model_len, llama.cpp's n_ctx, context_length), else None."""
@@ -250,6 +271,7 @@ class ChatClient:
         key = digest("llm-call", self.config.base_url, self.config.model, cache_key) \
             if cache_key is not None else digest("llm-call", self.config.base_url, body, cache_tag)
         if self.cache is None:
+            await self.check_fits(messages, tools)
             return self._checked(self._result(await self._post(body), cached=False))
         # Identical requests in flight at once (refine's first draft for every mutant) take turns,
         # so only the first is paid for and the others find its answer in the store.
@@ -257,6 +279,7 @@ class ChatClient:
             stored = self.cache.llm_call(key) if self.read_cache else None
             if stored is not None:
                 return self._checked(self._result(stored, cached=True))
+            await self.check_fits(messages, tools)
             response = await self._post(body)
             result = self._result(response, cached=False)  # raises before anything is kept
             if result.finish_reason != "length" and (usable is None or usable(result)):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from restbench.llm.fitting import estimate_tokens
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -42,11 +44,8 @@ class Quirks:
 
 
 def estimated_prompt_tokens(request: dict[str, Any]) -> int:
-    """The fake's own token count: JSON characters of messages and tools / 4."""
-    text = json.dumps(request.get("messages", []), separators=(",", ":"))
-    text += json.dumps(request.get("tools", []), separators=(",", ":")) if request.get("tools") \
-        else ""
-    return len(text) // 4
+    """The fake's token count: restbench's own estimate (a server whose tokenizer it matches)."""
+    return estimate_tokens(request.get("messages", []), request.get("tools"))
 
 
 Script = Sequence["Reply | str"] | Callable[[dict[str, Any]], "Reply | str"]
