@@ -21,7 +21,7 @@ from restbench.engine import RunConfig, run_benchmark
 from restbench.generators import GeneratorSpec
 from restbench.generators.llm import parse_verdict
 from restbench.generators.prompts import JUDGE_SYSTEM, WRITER_SYSTEM
-from restbench.llm.fake import FakeLLMServer, Reply
+from restbench.llm.fake import FakeLLMServer, Quirks, Reply
 from tests.cli_helpers import restbench
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -243,3 +243,29 @@ def test_refine_stops_on_finish_or_after_n_rounds(
 ])
 def test_judge_verdicts_are_parsed(answer: str, verdict: tuple[str | None, str]) -> None:
     assert parse_verdict(answer) == verdict
+
+
+def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge whose context is too small answers 400: before, 'judge unreachable', status ok."""
+    writer = endpoint(scripted_test)
+    with FakeLLMServer(["FINISH\nfine"], Quirks(context_tokens=200)) as judge:
+        config = tmp_path / "two.toml"
+        config.write_text(f'[models.gpt-5-mini]\nbase_url = "{writer.base_url}"\n'
+                          f'api_key_env = ""\n[models.small-judge]\nbase_url = "{judge.base_url}"\n'
+                          'api_key_env = ""\nmax_retries = 0\n')
+        monkeypatch.setenv("RESTBENCH_LLM_CONFIG", str(config))
+        events: list[Any] = []
+        run = RunConfig(services=(str(MINI),), variants=(Variant.PRECISE,),
+                        generators=(GeneratorSpec("refine", {"judge": "small-judge"}),),
+                        models=("gpt-5-mini",), output_dir=tmp_path / "out")
+        result = asyncio.run(run_benchmark(run, on_event=events.append))
+    assert result.counts["generation_failures"] == 5
+    db = sqlite3.connect(tmp_path / "out" / "results.sqlite3")
+    rows = db.execute("SELECT status, error, details FROM generations").fetchall()
+    assert {status for status, _, _ in rows} == {"error"}
+    error, details = rows[0][1], json.loads(rows[0][2])
+    assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
+    assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
+    assert any("judge call failed" in getattr(e, "message", "") for e in events)
