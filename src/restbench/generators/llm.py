@@ -27,7 +27,7 @@ from restbench.llm.extract import extract_python
 from restbench.store.sqlite import digest
 
 TRACE_KEPT_CHARS = 6000
-ANSWER_KEPT_CHARS = 20_000  # of an unusable answer, in the details; the store has it whole
+ANSWER_KEPT_CHARS = 20_000  # of an answer, in a run's details: the call cache has it whole
 
 
 def _cost(result: ChatResult) -> Cost:
@@ -45,13 +45,15 @@ def _has_code(result: ChatResult) -> bool:
 async def write_test(client: ChatClient, requirement_text: str, openapi: dict[str, Any] | str,
                      base_url: str, seed_test: str | None = None,
                      cache_tag: str | None = None, *, operations: Sequence[str] = (),
-                     openapi_mode: str = "full") -> GeneratedTest:
+                     openapi_mode: str = "full",
+                     answer_chars: int | None = None) -> GeneratedTest:
     """One writer call: requirement + OpenAPI document + base URL in, a pytest file out.
 
     The document shrinks to fit the model's context (restbench.llm.fitting); `operations` are
     the requirement's. Raises GenerationFailure (carrying what the call cost) when the prompt
     cannot fit, the answer was cut off at the token limit or holds no test code; such an answer
-    is not kept in the call cache, so a rerun asks again.
+    is not kept in the call cache, so a rerun asks again. The answer is in the details, its
+    first `answer_chars` when given (the call cache holds it whole).
     """
     if isinstance(openapi, str):
         fitted_messages = writer_messages(requirement_text, openapi, base_url, seed_test)
@@ -66,14 +68,14 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
     except CutOffAnswer as exc:
         raise GenerationFailure(str(exc), _cost(exc.result), {
             "calls": 1, "cached_calls": 0, "prompt": prompt, "stopped": "token limit",
-            "answer": exc.result.content[:ANSWER_KEPT_CHARS]}) from None
+            "answer": exc.result.content[:answer_chars]}) from None
     except LLMError as exc:
         raise GenerationFailure(str(exc), details={"prompt": prompt}) from None
-    details = {"calls": 1, "cached_calls": int(result.cached), "prompt": prompt}
+    details = {"calls": 1, "cached_calls": int(result.cached), "prompt": prompt,
+               "answer": result.content[:answer_chars]}
     try:
         code = extract_python(result.content)
     except NoCodeError as exc:
-        details["answer"] = result.content[:ANSWER_KEPT_CHARS]
         raise GenerationFailure(str(exc), _cost(result), details) from None
     return GeneratedTest(code, _cost(result), details)
 
@@ -113,7 +115,8 @@ class SingleStepGenerator:
         async with self._models.client(task.model, task) as client:
             return await write_test(client, task.requirement_text, task.openapi, task.base_url,
                                     cache_tag=_tag(task), operations=task.requirement.operations,
-                                    openapi_mode=self.openapi_mode)
+                                    openapi_mode=self.openapi_mode,
+                                    answer_chars=ANSWER_KEPT_CHARS)
 
 
 _VERDICT = re.compile(r"\b(FINISH|REFINE(?:MENT)?)\b")
@@ -198,7 +201,7 @@ class RefineGenerator:
                     judge: ChatClient) -> GeneratedTest:
         first = await write_test(writer, task.requirement_text, task.openapi, task.base_url,
                                  cache_tag=_tag(task), operations=task.requirement.operations,
-                                 openapi_mode=self.openapi_mode)
+                                 openapi_mode=self.openapi_mode, answer_chars=ANSWER_KEPT_CHARS)
         total = first.cost
         rounds = [_Round(1, first.code, cost=first.cost,
                          prompts={"writer": first.details.get("prompt")})]
