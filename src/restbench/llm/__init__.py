@@ -9,6 +9,7 @@ from restbench.llm.client import (
     PromptTooLong,
     ToolCall,
     Usage,
+    answers_seen,
     queue_wait,
 )
 from restbench.llm.config import ModelConfig, ModelSettings, check_credentials, resolve_model
@@ -17,4 +18,4 @@ from restbench.llm.prices import Price, PriceTable
 
 __all__ = ["CallCache", "ChatClient", "ChatResult", "CutOffAnswer", "LLMError", "ModelConfig",
            "ModelSettings", "NoCodeError", "Price", "PriceTable", "PromptTooLong", "ToolCall",
-           "Usage", "check_credentials", "extract_python", "queue_wait", "resolve_model"]
+           "Usage", "answers_seen", "check_credentials", "extract_python", "queue_wait", "resolve_model"]

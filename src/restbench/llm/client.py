@@ -56,6 +56,10 @@ class MalformedAnswer(ValueError):
 # fresh list in a task to learn how much of its time was queueing, not the model working.
 queue_wait: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
     "restbench_queue_wait", default=None)
+# Every answer the current task's calls got, kept as they arrive: a caller that gives up on a
+# task (a time limit) still knows what it spent.
+answers_seen: contextvars.ContextVar[list[ChatResult] | None] = contextvars.ContextVar(
+    "restbench_answers_seen", default=None)
 
 
 @dataclass(frozen=True)
@@ -312,7 +316,11 @@ class ChatClient:
         usage = _usage(response)
         cost = self.prices.cost(self.config.price_name or self.config.model,
                                 usage.input_tokens, usage.output_tokens)
-        return ChatResult(content, calls, usage, cost, cached, finish, message)
+        result = ChatResult(content, calls, usage, cost, cached, finish, message)
+        seen = answers_seen.get()
+        if seen is not None:
+            seen.append(result)
+        return result
 
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"content-type": "application/json"}
