@@ -91,3 +91,36 @@ def test_unknown_service_and_generator(mini_service: Path) -> None:
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "files",
                                        "-a", "dir=/does/not/exist"))
     assert "/does/not/exist is not a folder" in message
+
+
+def test_a_mutant_whose_id_is_not_its_requirements(mini_service: Path) -> None:
+    edit(mini_service, "      - id: MINI-01-M1\n", "      - id: MINI-02-M9\n")
+    message = one_line_error(restbench("run", "-s", mini_service))
+    assert "requirement MINI-01: mutant MINI-02-M9: its id must start with MINI-01-" in message
+
+
+def app_edit(service: Path, old: str, new: str) -> None:
+    main = service / "app" / "main.py"
+    text = main.read_text()
+    assert text.count(old) == 1, old
+    main.write_text(text.replace(old, new))
+
+
+def test_an_empty_openapi_document_is_refused(mini_service: Path) -> None:
+    app_edit(mini_service, 'app = FastAPI(title="Mini counter")',
+             'app = FastAPI(title="Mini counter")\n    app.openapi = lambda: {}')
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert "service mini: GET /openapi.json has no operations" in message
+
+
+def test_an_openapi_document_that_never_comes(mini_service: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESTBENCH_TEST_OPENAPI_TIMEOUT_S", "1")
+    app_edit(mini_service, 'app = FastAPI(title="Mini counter")',
+             'app = FastAPI(title="Mini counter", openapi_url=None)\n\n'
+             '    @app.get("/openapi.json", include_in_schema=False)\n'
+             '    def never() -> None:\n'
+             '        import time\n'
+             '        time.sleep(30)\n')
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert "service mini: GET /openapi.json gave no answer within 1 s" in message

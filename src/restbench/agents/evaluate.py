@@ -18,8 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from restbench.agents.base import AgentAnswer, AgentError, AgentTask, as_answer, load_agent
 from restbench.agents.embeddings import similarity
 from restbench.agents.judge import judge
@@ -41,6 +39,7 @@ from restbench.agents.tools import Tool, calls_from_exchanges, normalize_args, t
 from restbench.benchmark import resolve_services
 from restbench.benchmark.loader import builtin_service_names
 from restbench.benchmark.models import Service
+from restbench.benchmark.openapi_doc import fetch_openapi as fetch_document
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.errors import RestbenchError
 from restbench.llm import (
@@ -136,12 +135,7 @@ def _expected_calls(case: EvalCase, tools: dict[str, Tool]) -> list[Call]:
 
 
 async def fetch_openapi(server: RunningServer) -> dict[str, Any]:
-    async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
-        response = await client.get(f"{server.base_url}/openapi.json")
-    if response.status_code != 200:
-        raise RestbenchError(f"{server.implementation.service.name}: GET /openapi.json answered "
-                             f"{response.status_code}")
-    return dict(response.json())
+    return await fetch_document(server.base_url, server.implementation.service.name)
 
 
 async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str, Any],

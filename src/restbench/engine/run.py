@@ -18,10 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.openapi_doc import fetch_openapi
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs
 from restbench.errors import RestbenchError, ServiceStartError
@@ -249,9 +248,7 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            async with httpx.AsyncClient(trust_env=False) as client:
-                response = await client.get(f"{server.base_url}/openapi.json")
-            return dict(response.json())
+            return await fetch_openapi(server.base_url, service.name)
         finally:
             await pool.stop(server)
 
