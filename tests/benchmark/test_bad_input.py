@@ -124,3 +124,21 @@ def test_an_openapi_document_that_never_comes(mini_service: Path,
              '        time.sleep(30)\n')
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
     assert "service mini: GET /openapi.json gave no answer within 1 s" in message
+
+
+@pytest.mark.parametrize(("old", "new", "error", "line"), [
+    ('from fastapi import FastAPI, HTTPException',
+     'from fastapi import FastAPI, HTTPException\nimport counters_helper_that_is_missing',
+     "ModuleNotFoundError: No module named 'counters_helper_that_is_missing'", 4),
+    ('    app.state.counters = {"a": 1}\n\n    @app.get',
+     '    app.state.counters = {"a": 1}\n    raise RuntimeError("no database")\n\n    @app.get',
+     "RuntimeError: no database", 9),
+])
+def test_a_service_that_cannot_start_names_the_users_file_and_line(
+        mini_service: Path, old: str, new: str, error: str, line: int) -> None:
+    """Before: the service's traceback, naming a deleted temporary copy."""
+    app_edit(mini_service, old, new)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert f"mini original did not start: {error} at {mini_service / 'app' / 'main.py'}:{line}" \
+        in message
+    assert "/tmp/restbench-" not in message.replace(str(mini_service), "")

@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import inspect
 import logging
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.openapi_doc import fetch_openapi
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs
+from restbench.engine.scratch import scratch_folder
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
@@ -458,7 +458,7 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     runner = _Runner(config, on_event)
     run_id = runner.store.start_run(config.describe(), __version__)
     try:
-        with tempfile.TemporaryDirectory(prefix="restbench-run-") as scratch:
+        with scratch_folder("restbench-run-") as scratch:
             async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
                     Executor(config.workers, config.timeout_s, Path(scratch) / "exec") as executor:
                 generations = await runner.generate(pool, executor)

@@ -77,11 +77,12 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         sock.bind(("127.0.0.1", int(request.get("port", 0))))
         sock.listen(128)
     except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
-        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
-        os.close(report_fd)
         import traceback
 
-        traceback.print_exc()
+        traceback.print_exc()  # first: the harness reads the log as soon as the report comes
+        sys.stderr.flush()
+        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        os.close(report_fd)
         os._exit(1)
     os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
     os.close(report_fd)
