@@ -316,3 +316,18 @@ def test_a_timed_out_case_keeps_the_tokens_its_model_used(tmp_path: Path, fake_e
     (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
     assert result["agent"]["error"] == "the agent did not answer within 2 s"
     assert (result["agent"]["input_tokens"], result["agent"]["output_tokens"]) == (120, 30)
+
+
+def test_semantic_scoring_without_its_extra_is_one_line_with_the_install_command(
+        suite_file: Path, tmp_path: Path) -> None:
+    """A base install has no onnxruntime: the run stops before any case, in one line."""
+    blocked = ("import sys; sys.modules['onnxruntime'] = None; "
+               "from restbench.cli import main; main()")
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, "agent-eval", "-t", str(suite_file), "-s", "todo",
+         "-r", str(tmp_path / "out"), "-a", "golden", "--scoring", "semantic"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: semantic scoring needs the embedding model, which is not installed "
+        "(onnxruntime is missing): pip install 'restbench[semantic]'")
