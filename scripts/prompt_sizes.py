@@ -34,8 +34,9 @@ BASE_URL = "http://localhost:8000"
 
 
 def prompts_at(ref: str) -> types.ModuleType:
-    text = subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:src/restbench/generators/"
-                           "prompts.py"], capture_output=True, text=True, check=True).stdout
+    source = f"{ref}:src/restbench/generators/prompts.py"
+    text = subprocess.run(["git", "-C", str(ROOT), "show", source], capture_output=True,
+                          text=True, check=True).stdout
     module = types.ModuleType(f"prompts_{ref}")
     exec(compile(text, f"prompts@{ref}", "exec"), module.__dict__)  # noqa: S102 - our own file
     return module
@@ -58,8 +59,9 @@ def measure(label: str, build: Callable[[Any, Any], list[dict[str, Any]]],
         sizes = [build(requirement, docs[service.name]) for requirement in service.requirements]
         chars = [sum(len(m["content"]) for m in messages) for messages in sizes]
         tokens = [estimate_tokens(messages) for messages in sizes]
-        print(f"{label:<34} {service.name:<10} {len(sizes):>3}  chars mean {statistics.mean(chars):>7.0f}"
-              f" max {max(chars):>6}  tokens mean {statistics.mean(tokens):>6.0f} max {max(tokens):>6}")
+        print(f"{label:<34} {service.name:<10} {len(sizes):>3}  chars mean "
+              f"{statistics.mean(chars):>7.0f} max {max(chars):>6}  tokens mean "
+              f"{statistics.mean(tokens):>6.0f} max {max(tokens):>6}")
 
 
 def main() -> None:
