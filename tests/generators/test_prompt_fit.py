@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from typing import Any
 
 import pytest
@@ -110,3 +111,23 @@ def test_the_stable_part_comes_first_in_compact_json() -> None:
     user = messages[1]["content"]
     assert user.index("OpenAPI document") < user.index("Read thing 3.")
     assert '"paths":{' in user  # no indentation or spaces
+
+
+def test_a_huge_answer_is_kept_whole_only_in_the_call_cache(tmp_path: Any) -> None:
+    from restbench.generators.llm import ANSWER_KEPT_CHARS
+    from restbench.store import ResultStore
+
+    huge = ANSWER + "\n" + "x" * 200_000
+    store = ResultStore(tmp_path / "store.sqlite3")
+    with FakeLLMServer([huge]) as fake:
+        async def go() -> Any:
+            config = ModelConfig("tiny", "tiny", fake.base_url, max_retries=0)
+            async with ChatClient(config, cache=store) as client:
+                return await write_test(client, "Read thing 3.", document(2), "http://x",
+                                        answer_chars=ANSWER_KEPT_CHARS)
+        test = asyncio.run(go())
+    assert len(test.details["answer"]) == ANSWER_KEPT_CHARS
+    store.close()
+    with sqlite3.connect(tmp_path / "store.sqlite3") as db:
+        (stored,) = db.execute("SELECT response FROM llm_calls").fetchall()
+    assert len(stored[0]) > 200_000

@@ -154,3 +154,11 @@ def test_a_config_file_does_not_fall_through_to_the_hosted_default(
                     'api_key_env = "NOT_SET_KEY"\n')
     with pytest.raises(DataError, match=r"set NOT_SET_KEY \(or api_key_env in .*mine\.toml\)"):
         check_credentials(resolve_model("hosted", path))
+
+
+def test_the_prices_hint_keeps_its_section_name() -> None:
+    from tests.cli_helpers import restbench
+
+    shown = restbench("prices")
+    assert shown.returncode == 0, shown.stderr
+    assert "[prices.NAME] in the model config file" in shown.stdout  # not eaten as markup
