@@ -40,6 +40,7 @@ from restbench.generators import GeneratorSpec
 from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import total_cost
+from restbench.reports.summary import generation_failure_summary
 from restbench.reports.table import usd
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
@@ -128,6 +129,8 @@ def main(verbose: bool) -> None:
     """restbench: do generated API tests enforce the requirement they were written for?"""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    for chatty in ("httpcore", "hpack", "asyncio", "urllib3"):  # connection-level noise
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
 
 @main.command("list")
@@ -264,6 +267,8 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
         console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "
                       f"{cost['output_tokens']} output tokens", highlight=False)
     console.print("results: " + ", ".join(str(path) for path in files.values()), highlight=False)
+    if counts["generation_failures"]:
+        _fail(generation_failure_summary(counts), code=1)
 
 
 @main.command()
@@ -284,7 +289,7 @@ def prices(llm_config: Path | None) -> None:
                      ", ".join(aliases))
     console.print(view)
     console.print("Dated snapshots match by prefix (gpt-5-mini-2025-08-07 is gpt-5-mini); add "
-                  "or override entries with [prices.NAME] in the model config file.",
+                  "or override entries with \\[prices.NAME] in the model config file.",
                   highlight=False)
 
 

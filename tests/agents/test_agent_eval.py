@@ -23,6 +23,7 @@ ALICE = {"email": "alice@example.com", "password": "Alice123!"}
 BOB = {"email": "bob@example.com", "password": "Bob123!"}
 LIST = "todo_list_todos_todos_get"
 GET = "todo_get_todo_todos_id_get"
+CREATE = "todo_create_todo_todos_post"
 PERFECT = "Alice has Buy milk and Pay the electricity bill."
 
 
@@ -258,3 +259,106 @@ def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> N
     assert "agent 'llm' needs a model: pass --model NAME" in missing_model.stderr
     schema = restbench("agent-eval", "--schema", cwd=tmp_path)
     assert json.loads(schema.stdout)["$defs"]["ToolCall"]["required"] == ["name"]
+
+
+def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: None,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keyword already in the intent scores under CUGA's keyword score, not grounded."""
+    suite = {"name": "grounding", "test_cases": [
+        _case("made_up", "Is the todo Water the plants done?", "No, it is open.",
+              ["Water the plants", "open"], [(LOGIN, ALICE), (LIST, {})]),
+        _case("looked_up", "Add a todo Fix the bike for bob; which id did it get?",
+              "It got id 4.", ["Fix the bike", "id 4"],
+              [(LOGIN, BOB), (CREATE, {"title": "Fix the bike"})])]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    scripts = {"Is the todo Water the plants done?": [
+        Reply(content="No, Water the plants is still open.")],
+        "Add a todo Fix the bike for bob; which id did it get?": [
+            Reply(tool_calls=[(LOGIN, BOB), (CREATE, {"title": "Fix the bike"})]),
+            Reply(content="Fix the bike was added with id 4.")]}
+
+    def reply(request: dict[str, Any]) -> Reply:
+        step = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        return scripts[request["messages"][1]["content"]][step]
+
+    with FakeLLMServer(reply) as fake:
+        monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", fake.base_url)
+        done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
+                         "-m", "fake-model", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    scores = {r["test_name"]: r["score"] for r in data["results"]}
+    assert scores["made_up"]["keyword_score"] == 1.0  # no API call, full keyword score
+    assert scores["made_up"]["grounded_keyword_score"] == 0.0
+    assert scores["looked_up"]["keyword_score"] == 1.0
+    # "Fix the bike" was in the intent; only the id came from the service
+    assert scores["looked_up"]["grounded_keyword_score"] == 0.5
+    assert data["summary"]["avg_grounded_keyword_score"] == 0.25
+    assert "grounded" in done.stdout
+    with (tmp_path / "out" / "results.csv").open() as handle:
+        assert [r["grounded_keyword_score"] for r in csv.DictReader(handle)] == ["0.0", "0.5"]
+
+
+def test_a_timed_out_case_keeps_the_tokens_its_model_used(tmp_path: Path, fake_env: None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    suite = {"name": "slow", "test_cases": [
+        _case("slow", "List alice's todos.", PERFECT, [], [(LOGIN, ALICE), (LIST, {})])]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    script = [Reply(tool_calls=[(LOGIN, ALICE)], usage=(120, 30)),
+              Reply(content="late", delay_s=20)]
+    with FakeLLMServer(script) as fake:
+        monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", fake.base_url)
+        done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
+                         "-m", "fake-model", "--case-timeout", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert result["agent"]["error"] == "the agent did not answer within 2 s"
+    assert (result["agent"]["input_tokens"], result["agent"]["output_tokens"]) == (120, 30)
+
+
+def test_semantic_scoring_without_its_extra_is_one_line_with_the_install_command(
+        suite_file: Path, tmp_path: Path) -> None:
+    """A base install has no onnxruntime: the run stops before any case, in one line."""
+    blocked = ("import sys; sys.modules['onnxruntime'] = None; "
+               "from restbench.cli import main; main()")
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, "agent-eval", "-t", str(suite_file), "-s", "todo",
+         "-r", str(tmp_path / "out"), "-a", "golden", "--scoring", "semantic"],
+        capture_output=True, text=True, cwd=tmp_path, check=False, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: semantic scoring needs the embedding model, which is not installed "
+        "(onnxruntime is missing): pip install 'restbench[semantic]'")
+
+
+def test_the_agents_first_prompt_shrinks_to_fit_a_small_context() -> None:
+    import asyncio
+
+    from restbench.agents.base import AgentTask
+    from restbench.agents.llm import fitted_start
+    from restbench.llm import ChatClient, ModelConfig
+    from restbench.llm.fitting import estimate_tokens
+
+    long = "Lists things. " + "Explained at length. " * 60
+    openapi = {"info": {"title": "Big", "description": "Seeded: " + "alice, bob. " * 300}}
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": long,
+                                                "parameters": {"type": "object"}}}
+             for i in range(10)]
+    task = AgentTask("List my things.", (), "big", "http://x", openapi, 3, None)
+
+    def start(context: int) -> tuple[Any, Any, list[str]]:
+        client = ChatClient(ModelConfig("m", "m", "http://127.0.0.1:9/v1", max_tokens=100,
+                                        context_tokens=context))
+        return asyncio.run(fitted_start(client, task, tools))
+
+    full = start(10**6)
+    assert full[2] == [] and full[1] == tools
+    without_long_tools = estimate_tokens(full[0], tools) // 2
+    messages, offered, cuts = start(without_long_tools + 100)
+    assert cuts == ["tool descriptions trimmed"]
+    assert offered[0]["function"]["description"] == "Lists things."
+    messages, offered, cuts = start(estimate_tokens(messages, offered) - 10 + 100)
+    assert cuts == ["tool descriptions trimmed", "API description left out"]
+    assert "alice" not in messages[0]["content"]

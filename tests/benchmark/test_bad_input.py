@@ -91,3 +91,54 @@ def test_unknown_service_and_generator(mini_service: Path) -> None:
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "files",
                                        "-a", "dir=/does/not/exist"))
     assert "/does/not/exist is not a folder" in message
+
+
+def test_a_mutant_whose_id_is_not_its_requirements(mini_service: Path) -> None:
+    edit(mini_service, "      - id: MINI-01-M1\n", "      - id: MINI-02-M9\n")
+    message = one_line_error(restbench("run", "-s", mini_service))
+    assert "requirement MINI-01: mutant MINI-02-M9: its id must start with MINI-01-" in message
+
+
+def app_edit(service: Path, old: str, new: str) -> None:
+    main = service / "app" / "main.py"
+    text = main.read_text()
+    assert text.count(old) == 1, old
+    main.write_text(text.replace(old, new))
+
+
+def test_an_empty_openapi_document_is_refused(mini_service: Path) -> None:
+    app_edit(mini_service, 'app = FastAPI(title="Mini counter")',
+             'app = FastAPI(title="Mini counter")\n    app.openapi = lambda: {}')
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert "service mini: GET /openapi.json has no operations" in message
+
+
+def test_an_openapi_document_that_never_comes(mini_service: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESTBENCH_TEST_OPENAPI_TIMEOUT_S", "1")
+    app_edit(mini_service, 'app = FastAPI(title="Mini counter")',
+             'app = FastAPI(title="Mini counter", openapi_url=None)\n\n'
+             '    @app.get("/openapi.json", include_in_schema=False)\n'
+             '    def never() -> None:\n'
+             '        import time\n'
+             '        time.sleep(30)\n')
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert "service mini: GET /openapi.json gave no answer within 1 s" in message
+
+
+@pytest.mark.parametrize(("old", "new", "error", "line"), [
+    ('from fastapi import FastAPI, HTTPException',
+     'from fastapi import FastAPI, HTTPException\nimport counters_helper_that_is_missing',
+     "ModuleNotFoundError: No module named 'counters_helper_that_is_missing'", 4),
+    ('    app.state.counters = {"a": 1}\n\n    @app.get',
+     '    app.state.counters = {"a": 1}\n    raise RuntimeError("no database")\n\n    @app.get',
+     "RuntimeError: no database", 9),
+])
+def test_a_service_that_cannot_start_names_the_users_file_and_line(
+        mini_service: Path, old: str, new: str, error: str, line: int) -> None:
+    """Before: the service's traceback, naming a deleted temporary copy."""
+    app_edit(mini_service, old, new)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
+    assert f"mini original did not start: {error} at {mini_service / 'app' / 'main.py'}:{line}" \
+        in message
+    assert "/tmp/restbench-" not in message.replace(str(mini_service), "")

@@ -64,6 +64,9 @@ CASES = {
     "assertion": "def test_x():\n    assert 1 == 2\n",
     "exception": "def test_x():\n    raise KeyError('id')\n",
     "syntax": "def test_x(:\n",
+    "cut_off": "import requests\n\ndef test_x():\n    r = requests.get('http://localhost:8000/c",
+    "missing_module": "import requests\nimport some_module_nobody_has\n\n"
+                      "def test_x():\n    assert 1\n",
     "no_tests": "x = 1\n",
 }
 
@@ -112,6 +115,15 @@ def test_outcomes(results: dict[str, Any]) -> None:
     assert results["exception"].outcome is Outcome.ERROR
     assert results["syntax"].outcome is Outcome.ERROR
     assert results["no_tests"].outcome is Outcome.ERROR
+
+
+def test_failure_reasons_name_the_real_error(results: dict[str, Any]) -> None:
+    """Before: the first 300 characters of pytest's traceback, without the error itself."""
+    assert results["cut_off"].reason.startswith("collection error: SyntaxError: unterminated "
+                                                "string literal"), results["cut_off"].reason
+    assert results["missing_module"].reason == ("collection error: ModuleNotFoundError: No module "
+                                                "named 'some_module_nobody_has'")
+    assert results["assertion"].reason.endswith("AssertionError: assert 1 == 2")
 
 
 def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from restbench.engine import RunConfig, run_benchmark
 from restbench.generators import GeneratorSpec
 from restbench.generators.llm import parse_verdict
 from restbench.generators.prompts import JUDGE_SYSTEM, WRITER_SYSTEM
-from restbench.llm.fake import FakeLLMServer, Reply
+from restbench.llm.fake import FakeLLMServer, Quirks, Reply
 from tests.cli_helpers import restbench
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -122,28 +122,31 @@ def test_failures_are_recorded_and_a_rerun_asks_only_for_what_failed(
     output = tmp_path / "out"
     fake = endpoint(flaky)
     result = restbench("run", "-s", MINI, "-g", "single-step", "-m", "gpt-5-mini", "-o", output)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # finished, but not everything was generated
+    assert "2 of 4 generations made in this run failed" in result.stderr
     assert "HTTP 500: overloaded" in result.stderr and "no pytest test function" in result.stderr
     db = sqlite3.connect(output / "results.sqlite3")
     failed = dict(db.execute("SELECT requirement || '/' || variant, error FROM generations "
                              "WHERE status = 'error'").fetchall())
     assert set(failed) == {"MINI-02/precise", "MINI-01/vague"}
-    assert "gave up after 3 attempts" in failed["MINI-02/precise"]
+    # the same internal error twice: not asked a third time
+    assert "gave up after 2 attempts" in failed["MINI-02/precise"]
     # the answer without code was paid for, and its cost is kept with the failure
     assert db.execute("SELECT cost_usd FROM generations WHERE requirement = 'MINI-01' AND "
                       "variant = 'vague'").fetchone()[0] > 0
     assert scores(output)["precise"]["failed_generations"] == 1
     db.close()
-    assert len(fake.requests) == 3 + 3  # three attempts for the 500s, one call for each other
+    assert len(fake.requests) == 2 + 3  # two attempts for the 500s, one call for each other
 
     overloaded[0] = False
     result = restbench("run", "-s", MINI, "-g", "single-step", "-m", "gpt-5-mini", "-o", output)
-    assert result.returncode == 0, result.stderr
-    # only the failed cells were generated again, and only the 500 was asked again: the answer
-    # without code is in the store, so retrying it costs nothing
-    retried = fake.requests[6:]
-    assert len(retried) == 1
-    assert "POST /counters/a/increment" in retried[0]["messages"][1]["content"]
+    assert result.returncode == 1, result.stderr  # the answer without code fails again
+    # only the failed cells were generated again, and both were asked again: an answer without
+    # code is not kept, so it is retried like a failed call
+    retried = fake.requests[5:]
+    assert len(retried) == 2
+    assert {"POST /counters/a/increment" in r["messages"][1]["content"] for r in retried} == {
+        True, False}
     assert scores(output)["precise"]["ms"] == pytest.approx(1 / 3)
     assert scores(output)["precise"]["failed_generations"] == 0
 
@@ -240,3 +243,46 @@ def test_refine_stops_on_finish_or_after_n_rounds(
 ])
 def test_judge_verdicts_are_parsed(answer: str, verdict: tuple[str | None, str]) -> None:
     assert parse_verdict(answer) == verdict
+
+
+def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge whose context is too small answers 400: before, 'judge unreachable', status ok."""
+    writer = endpoint(scripted_test)
+    with FakeLLMServer(["FINISH\nfine"], Quirks(context_tokens=200)) as judge:
+        config = tmp_path / "two.toml"
+        config.write_text(f'[models.gpt-5-mini]\nbase_url = "{writer.base_url}"\n'
+                          f'api_key_env = ""\n[models.small-judge]\nbase_url = "{judge.base_url}"\n'
+                          'api_key_env = ""\nmax_retries = 0\n')
+        monkeypatch.setenv("RESTBENCH_LLM_CONFIG", str(config))
+        events: list[Any] = []
+        run = RunConfig(services=(str(MINI),), variants=(Variant.PRECISE,),
+                        generators=(GeneratorSpec("refine", {"judge": "small-judge"}),),
+                        models=("gpt-5-mini",), output_dir=tmp_path / "out")
+        result = asyncio.run(run_benchmark(run, on_event=events.append))
+    assert result.counts["generation_failures"] == 5
+    db = sqlite3.connect(tmp_path / "out" / "results.sqlite3")
+    rows = db.execute("SELECT status, error, details FROM generations").fetchall()
+    assert {status for status, _, _ in rows} == {"error"}
+    error, details = rows[0][1], json.loads(rows[0][2])
+    assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
+    assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
+    assert any("judge call failed" in getattr(e, "message", "") for e in events)
+
+
+def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: exit 0 and a bare 'HTTP 404' per generation."""
+    fake = endpoint(scripted_test)
+    config = tmp_path / "nov1.toml"
+    config.write_text(f'[models.local]\nbase_url = "{fake.base_url.removesuffix("/v1")}"\n'
+                      'api_key_env = ""\n')
+    result = restbench("run", "-s", MINI, "-V", "precise", "-g", "single-step", "-m", "local",
+                       "--llm-config", config, "-o", tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert "HTTP 404" in result.stderr and f"try base_url {fake.base_url}" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: 2 of 2 generations made in this run failed (reasons above, and in the error "
+        "column of the generations table in results.sqlite3); a rerun tries them again")

@@ -111,7 +111,8 @@ def test_shipped_suites_flag_an_obeying_model_and_pass_an_ignoring_one(
     assert answer.startswith("Here is the test.") and "conduit-tools" in answer
     assert "sp.check_call" in (folder / "PI-04" / "test_PI-04.py").read_text()
     # the summary table and the paths are printed; the key is nowhere
-    assert "prompt-injection │ obeying  │    10 │     10 │          3000" in result.stdout
+    assert "prompt-injection │ obeying  │    10 │     10 │             0 │          3000" in \
+        result.stdout
     assert f"results: {output / 'evaluation_results_prompt-injection_obeying_'}" in result.stdout
     assert f"generated files: {folder}" in result.stdout
     for path in output.rglob("*"):
@@ -158,7 +159,7 @@ def test_a_rerun_pays_for_no_call_twice_unless_fresh(
     assert len(models.answered) == 2 * calls
 
 
-def test_a_malformed_judge_is_retried_then_the_case_is_ungraded(
+def test_a_malformed_judge_is_retried_then_the_case_is_partly_graded(
         tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
     calls = {"PI-08": 0, "PI-09": 0}
 
@@ -173,16 +174,20 @@ def test_a_malformed_judge_is_retried_then_the_case_is_ungraded(
                                        test_ids=("PI-08", "PI-09"))))
     by_id = {case.test_id: case for case in report.runs[0].cases}
     ungraded, graded = by_id["PI-09"], by_id["PI-08"]
-    assert ungraded.status == "ungraded" and ungraded.score is None
+    # the checks that need no model keep their results (before: the whole case was ungraded)
+    assert ungraded.status == "partly graded" and ungraded.score == 1.0
     assert ungraded.judge_attempts == 3 and calls["PI-09"] == 3
     assert ungraded.error.startswith("malformed judge answer after 3 attempts: not a JSON object")
     assert all(c.met is None for c in ungraded.criteria if c.source == "judge")
     assert all(c.met is True for c in ungraded.criteria if c.source == "check")
     assert graded.status == "graded" and graded.judge_attempts == 2 and graded.score == 1.0
     summary = report.runs[0].summary()
-    assert (summary.cases, summary.graded, summary.average_score) == (2, 1, 1.0)
+    assert (summary.cases, summary.graded, summary.partly_graded, summary.average_score) == (
+        2, 1, 1, 1.0)
     saved = json.loads(report.runs[0].results_file.read_text())
-    assert saved["cases"][1]["status"] == "ungraded" and saved["cases"][1]["score"] is None
+    assert saved["cases"][1]["status"] == "partly graded" and saved["cases"][1]["score"] == 1.0
+    assert saved["cases"][1]["criteria_met"] == sum(
+        1 for c in ungraded.criteria if c.source == "check")
     assert saved["cases"][1]["judge"]["answers"] == ["All criteria are met."] * 3
 
 
@@ -227,10 +232,10 @@ def test_the_summary_arithmetic() -> None:
     console = Console(width=200, record=True)
     console.print(summary_table([row, summarize("other", "m", [cases[2]])]))
     text = console.export_text()
-    assert "│ suite   │ m     │     4 │      3 │           178 │     0.0180 │         0.389 │" \
-        in text
-    assert "│ other   │ m     │     1 │      0 │            57 │     0.0150 │             - │" \
-        in text
+    assert "│ suite   │ m     │     4 │      3 │             0 │           178 │     0.0180 │" \
+           "         0.389 │" in text
+    assert "│ other   │ m     │     1 │      0 │             0 │            57 │     0.0150 │" \
+           "             - │" in text
 
 
 def test_the_grader_model_comes_from_the_option_then_the_environment(

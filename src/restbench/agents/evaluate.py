@@ -18,11 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from restbench.agents.base import AgentAnswer, AgentError, AgentTask, as_answer, load_agent
 from restbench.agents.embeddings import similarity
 from restbench.agents.judge import judge
+from restbench.agents.llm import system_prompt
 from restbench.agents.results import CaseResult, summary, write_results
 from restbench.agents.scoring import (
     ArgsMatch,
@@ -30,6 +29,7 @@ from restbench.agents.scoring import (
     ResponseScoring,
     exact_score,
     fuzzy_score,
+    grounded_keyword_score,
     keyword_score,
     tool_call_score,
 )
@@ -39,9 +39,17 @@ from restbench.agents.tools import Tool, calls_from_exchanges, normalize_args, t
 from restbench.benchmark import resolve_services
 from restbench.benchmark.loader import builtin_service_names
 from restbench.benchmark.models import Service
+from restbench.benchmark.openapi_doc import fetch_openapi as fetch_document
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.errors import RestbenchError
-from restbench.llm import ChatClient, LLMError, ModelSettings, check_credentials
+from restbench.llm import (
+    ChatClient,
+    ChatResult,
+    LLMError,
+    ModelSettings,
+    answers_seen,
+    check_credentials,
+)
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 
@@ -127,12 +135,7 @@ def _expected_calls(case: EvalCase, tools: dict[str, Tool]) -> list[Call]:
 
 
 async def fetch_openapi(server: RunningServer) -> dict[str, Any]:
-    async with httpx.AsyncClient(trust_env=False, timeout=30) as client:
-        response = await client.get(f"{server.base_url}/openapi.json")
-    if response.status_code != 200:
-        raise RestbenchError(f"{server.implementation.service.name}: GET /openapi.json answered "
-                             f"{response.status_code}")
-    return dict(response.json())
+    return await fetch_document(server.base_url, server.implementation.service.name)
 
 
 async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str, Any],
@@ -231,22 +234,31 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         task = AgentTask(case.intent, tuple(session.bound()), target.service.name,
                          server.base_url, target.openapi, config.max_steps, chat,
                          case.expected if getattr(agent, "uses_expected", False) else None)
+        seen: list[ChatResult] = []  # the model's answers, for a case cut off by the time limit
+        answers_seen.set(seen)
         try:
             answer = await asyncio.wait_for(_run_agent(agent, task), config.case_timeout_s)
             error = answer.error
         except TimeoutError:
-            answer = AgentAnswer("")
+            answer = AgentAnswer("", cost_usd=sum(r.cost_usd for r in seen),
+                                 input_tokens=sum(r.usage.input_tokens for r in seen),
+                                 output_tokens=sum(r.usage.output_tokens for r in seen),
+                                 steps=len(seen))
             error = f"the agent did not answer within {config.case_timeout_s:g} s"
         except Exception as exc:  # noqa: BLE001 - a failing agent is recorded with its case
             answer = AgentAnswer("")
             error = f"{type(exc).__name__}: {exc}"
     # The service records an exchange before the response's last byte leaves, so every call the
     # agent saw answered is already there.
-    recorded = calls_from_exchanges(target.tools, await server.exchanges())
+    exchanges = await server.exchanges()
+    recorded = calls_from_exchanges(target.tools, exchanges)
     by_name = {tool.name: tool for tool in target.tools}
     expected = _expected_calls(case, by_name)
     calls = tool_call_score(expected, [Call(c.name, c.args) for c in recorded], config.match_args)
     keywords = keyword_score(case.expected.keywords, answer.answer)
+    grounded = grounded_keyword_score(
+        case.expected.keywords, answer.answer, f"{case.intent}\n{system_prompt(target.openapi)}",
+        "\n".join(str(e.get("response_body") or "") for e in exchanges))
     extra: dict[str, Any] = {}
     try:
         response, extra = await evaluation.response_score(case, answer.answer, judge_client)
@@ -267,7 +279,7 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         response_expected=case.expected.response, response_actual=answer.answer,
         steps=answer.steps, cost_usd=answer.cost_usd, input_tokens=answer.input_tokens,
         output_tokens=answer.output_tokens, duration_s=time.monotonic() - started, error=error,
-        extra=extra)
+        extra=extra, grounded_keyword_score=grounded.score)
     await evaluation.record(result)
     if error:
         evaluation.on_event(Notice(f"case {index} ({case.name}): {error}"))

@@ -14,6 +14,7 @@ from typing import Any
 from restbench.agents.base import AgentAnswer, AgentError, AgentTask, ClaimedCall
 from restbench.agents.session import BoundTool, ToolResult
 from restbench.llm import LLMError
+from restbench.llm.fitting import estimate_tokens, trimmed
 
 NAME_LIMIT = 64  # what OpenAI accepts as a function name
 
@@ -41,10 +42,31 @@ def api_name(name: str) -> str:
     return f"{clean[:NAME_LIMIT - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-def system_prompt(openapi: dict[str, Any]) -> str:
+def system_prompt(openapi: dict[str, Any], with_description: bool = True) -> str:
     info = openapi.get("info") or {}
+    description = info.get("description", "").strip() if with_description else ""
     return SYSTEM.format(title=info.get("title", "service"),
-                         description=info.get("description", "").strip() or "(none given)")
+                         description=description or "(none given)")
+
+
+async def fitted_start(chat: Any, task: AgentTask, tools: list[dict[str, Any]]
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The first prompt and the tools, shrunk to fit the model's context when it is known:
+    first the tools' descriptions cut to their first sentence (examples removed), then the API
+    description left out of the system prompt. What was cut is returned."""
+    def start(with_description: bool) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": system_prompt(task.openapi, with_description)},
+                {"role": "user", "content": task.intent}]
+
+    budget = await chat.prompt_budget()
+    candidates = [(start(True), tools, []),
+                  (start(True), trimmed(tools), ["tool descriptions trimmed"]),
+                  (start(False), trimmed(tools), ["tool descriptions trimmed",
+                                                  "API description left out"])]
+    for messages, offered, cuts in candidates:
+        if budget is None or estimate_tokens(messages, offered) <= budget:
+            return messages, offered, cuts
+    return candidates[-1]  # the client refuses it before the call, with the sizes
 
 
 class LLMAgent:
@@ -58,10 +80,9 @@ class LLMAgent:
         if task.chat is None:
             raise AgentError("the llm agent needs a model: pass --model NAME")
         by_api_name: dict[str, BoundTool] = {api_name(t.name): t for t in task.tools}
-        tools = [tool.as_openai(alias) for alias, tool in by_api_name.items()]
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system_prompt(task.openapi)},
-            {"role": "user", "content": task.intent}]
+        messages, tools, cuts = await fitted_start(
+            task.chat, task, [tool.as_openai(alias) for alias, tool in by_api_name.items()])
+        details: dict[str, Any] = {"prompt_cuts": cuts} if cuts else {}
         claimed: list[ClaimedCall] = []
         cost, tokens_in, tokens_out, answer = 0.0, 0, 0, ""
         for step in range(1, task.max_steps + 1):
@@ -69,13 +90,14 @@ class LLMAgent:
                 result = await task.chat.complete(messages, tools=tools)
             except LLMError as exc:
                 return AgentAnswer(answer, tuple(claimed), cost, tokens_in, tokens_out, step - 1,
-                                   error=str(exc))
+                                   error=str(exc), details=details)
             cost += result.cost_usd
             tokens_in += result.usage.input_tokens
             tokens_out += result.usage.output_tokens
             answer = result.content.strip() or answer
             if not result.tool_calls:
-                return AgentAnswer(answer, tuple(claimed), cost, tokens_in, tokens_out, step)
+                return AgentAnswer(answer, tuple(claimed), cost, tokens_in, tokens_out, step,
+                                   details=details)
             messages.append(result.message)
             for call in result.tool_calls:
                 tool = by_api_name.get(call.name)
@@ -89,5 +111,6 @@ class LLMAgent:
                 messages.append({"role": "tool", "tool_call_id": call.id,
                                  "content": outcome.as_text(self.result_chars)})
         return AgentAnswer(answer, tuple(claimed), cost, tokens_in, tokens_out, task.max_steps,
-                           details={"stopped": f"step limit ({task.max_steps}) reached"})
+                           details={**details,
+                                    "stopped": f"step limit ({task.max_steps}) reached"})
 

@@ -17,7 +17,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score", "tool_call_score",
+CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
+              "grounded_keyword_score", "tool_call_score",
               "response_score", "response_scoring_type", "missing_keywords",
               "tool_call_mismatches", "steps", "cost_usd", "input_tokens", "output_tokens",
               "error")
@@ -50,6 +51,7 @@ class CaseResult:
     duration_s: float = 0.0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # judge's reason, agent's details
+    grounded_keyword_score: float = 0.0  # keywords only the agent's own tool results gave it
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +61,7 @@ class CaseResult:
             "path": self.path,
             "service": self.service,
             "score": {"keyword_score": round(self.keyword_score, 4),
+                      "grounded_keyword_score": round(self.grounded_keyword_score, 4),
                       "tool_call_score": round(self.tool_call_score, 4),
                       "response_score": round(self.response_score, 4),
                       "response_scoring_type": self.response_scoring_type},
@@ -84,6 +87,7 @@ class CaseResult:
             for m in self.tool_call_mismatches)
         return {"index": self.index, "suite": self.suite, "test_name": self.test_name,
                 "service": self.service, "keyword_score": round(self.keyword_score, 4),
+                "grounded_keyword_score": round(self.grounded_keyword_score, 4),
                 "tool_call_score": round(self.tool_call_score, 4),
                 "response_score": round(self.response_score, 4),
                 "response_scoring_type": self.response_scoring_type,
@@ -104,6 +108,7 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "planned_tests": planned,
         "complete": len(results) == planned,
         "avg_keyword_score": _mean([r.keyword_score for r in results]),
+        "avg_grounded_keyword_score": _mean([r.grounded_keyword_score for r in results]),
         "avg_tool_call_score": _mean([r.tool_call_score for r in results]),
         "avg_response_score": _mean([r.response_score for r in results]),
         "response_scoring_type": settings.get("response_scoring_type"),
@@ -149,8 +154,8 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
     table = Table(title=f"Agent evaluation: {summary_data.get('agent', '')}"
                         + (f" ({summary_data['model']})" if summary_data.get("model") else ""),
                   title_justify="left")
-    for column in ("#", "test", "keywords", "tool calls", f"response ({scoring})", "steps",
-                   "notes"):
+    for column in ("#", "test", "keywords", "grounded", "tool calls", f"response ({scoring})",
+                   "steps", "notes"):
         justify = "left" if column in ("test", "notes") else "right"
         table.add_column(column, justify=justify, overflow="fold")
     for r in sorted(results, key=lambda r: r.index):
@@ -164,11 +169,12 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
         if r.error:
             notes.append(f"[red]error:[/] {escape(r.error[:120])}")
         table.add_row(str(r.index), escape(r.test_name), _cell(r.keyword_score),
-                      _cell(r.tool_call_score), _cell(r.response_score), str(r.steps),
+                      _cell(r.grounded_keyword_score), _cell(r.tool_call_score), _cell(r.response_score), str(r.steps),
                       "; ".join(notes))
     table.add_section()
     table.add_row("", f"average of {summary_data['total_tests']}",
                   f"{summary_data['avg_keyword_score']:.2f}",
+                  f"{summary_data.get('avg_grounded_keyword_score', 0.0):.2f}",
                   f"{summary_data['avg_tool_call_score']:.2f}",
                   f"{summary_data['avg_response_score']:.2f}", "",
                   f"cost ${summary_data['cost_usd']:.4f}")

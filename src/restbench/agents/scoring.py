@@ -1,7 +1,10 @@
 """The per-case scores, each in [0, 1]: keywords, tool calls and the response. Pure functions.
 
 - keyword score: share of the expected keywords found in the answer, ignoring case and
-  punctuation, as substrings; 1.0 when none are expected.
+  punctuation, as substrings; 1.0 when none are expected (CUGA's definition).
+- grounded keyword score: the same share, but a keyword counts only when the agent's own tool
+  results (the response bodies of the calls it made) contain it and the intent and system prompt
+  do not: a keyword the agent was given, or guessed, earns nothing; 1.0 when none are expected.
 - tool-call score: expected calls matched one-to-one to the calls the service saw (same tool,
   equal arguments; in any order), as matched / (expected + unexpected extra calls). Calls left
   over on both sides are paired into typed mismatches first: same tool = argument mismatch,
@@ -53,6 +56,21 @@ def keyword_score(keywords: Sequence[str], answer: str) -> KeywordScore:
         return KeywordScore(1.0, ())
     plain = _plain(answer)
     missing = tuple(k for k in keywords if _plain(k) not in plain)
+    return KeywordScore((len(keywords) - len(missing)) / len(keywords), missing)
+
+
+def grounded_keyword_score(keywords: Sequence[str], answer: str, given: str,
+                           tool_results: str) -> KeywordScore:
+    """`missing`: the keywords that earned nothing, for whichever reason."""
+    if not keywords:
+        return KeywordScore(1.0, ())
+    plain_answer, plain_given = _plain(answer), _plain(given)
+    # JSON bodies: punctuation becomes a space, so {"id":4,"title":...} holds "id 4"
+    plain_results = (_plain(tool_results),
+                     _plain("".join(ch if ch.isalnum() else " " for ch in tool_results)))
+    missing = tuple(k for k in keywords
+                    if _plain(k) not in plain_answer or _plain(k) in plain_given
+                    or not any(_plain(k) in text for text in plain_results))
     return KeywordScore((len(keywords) - len(missing)) / len(keywords), missing)
 
 

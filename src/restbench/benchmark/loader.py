@@ -104,6 +104,12 @@ def _check_ids(service: Service) -> None:
         if requirement.id in seen:
             raise DataError(f"{service.data_file}: requirement {requirement.id}: duplicate id")
         seen.add(requirement.id)
+    for requirement in service.requirements:
+        for mutant in requirement.mutants:
+            if not mutant.id.startswith(f"{requirement.id}-"):
+                raise DataError(f"{service.data_file}: requirement {requirement.id}: mutant "
+                                f"{mutant.id}: its id must start with {requirement.id}- (a "
+                                "mutant belongs to the requirement it violates)")
     for item in [*service.mutants(), *service.data.benign]:
         if item.id in seen:
             raise DataError(f"{service.data_file}: mutant {item.id}: duplicate id")

@@ -11,19 +11,18 @@ import asyncio
 import hashlib
 import inspect
 import logging
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.openapi_doc import fetch_openapi
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs, open_executor
+from restbench.engine.scratch import scratch_folder
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
@@ -35,7 +34,7 @@ from restbench.generators import (
     GeneratorSpec,
 )
 from restbench.generators.registry import load_generator
-from restbench.llm import ModelSettings, check_credentials
+from restbench.llm import ModelSettings, check_credentials, queue_wait
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
@@ -250,9 +249,7 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            async with httpx.AsyncClient(trust_env=False) as client:
-                response = await client.get(f"{server.base_url}/openapi.json")
-            return dict(response.json())
+            return await fetch_openapi(server.base_url, service.name)
         finally:
             await pool.stop(server)
 
@@ -301,6 +298,8 @@ class _Runner:
                               cell.target, live, call_cache=self.store,
                               fresh_calls=self.config.fresh)
         started = time.perf_counter()
+        waited: list[float] = []  # for a free slot at the model's endpoint: not generation time
+        queue_wait.set(waited)
         status, error, test = "ok", "", GeneratedTest("")
         try:
             produced = cell.generator.generate(task)
@@ -324,7 +323,8 @@ class _Runner:
                              cell.service.name, cell.requirement_id, cell.variant.value,
                              cell.repetition, cell.target, status, error, test.code,
                              test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
-                             round(time.perf_counter() - started, 4), dict(test.details))
+                             round(time.perf_counter() - started - sum(waited), 4),
+                             dict(test.details))
 
     async def execute(self, generations: list[GenerationRow], pool: ServerPool,
                       executor: Executor) -> None:
@@ -465,7 +465,7 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     runner = _Runner(config, on_event)
     run_id = runner.store.start_run(config.describe(), __version__)
     try:
-        with tempfile.TemporaryDirectory(prefix="restbench-run-") as scratch:
+        with scratch_folder("restbench-run-") as scratch:
             trusted_only = all(_trusted(g) for _, g in runner.generators)
             async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
                     open_executor(config.workers, config.timeout_s, Path(scratch) / "exec",

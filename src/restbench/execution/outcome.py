@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +42,27 @@ class ExecutionResult:
                 "tests": [t.__dict__ for t in self.tests], "exchanges": list(self.exchanges)}
 
 
+_ERROR_LINE = re.compile(r"^E?\s*((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt)\b.*)$")
+
+
+def error_line(report: str) -> str:
+    """The line of a pytest report that names the error ("SyntaxError: ...",
+    "ModuleNotFoundError: ..."): its last such line, else its last non-empty line."""
+    lines = [line.rstrip() for line in report.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _ERROR_LINE.match(line)
+        if match and ":" in match.group(1):
+            return match.group(1).strip()[:300]
+    return (lines[-1].strip() if lines else report)[:300]
+
+
 def classify(tests: list[TestReport], collect_errors: list[str], exit_code: int | None,
              timed_out: bool) -> tuple[Outcome, str]:
     """Maps pytest's reports to pass/fail/error, with a short reason for anything but pass."""
     if timed_out:
         return Outcome.ERROR, "timed out"
     if collect_errors:
-        return Outcome.ERROR, "collection error: " + collect_errors[0][:300]
+        return Outcome.ERROR, "collection error: " + error_line(collect_errors[0])
     failures = [t for t in tests if t.outcome == "failed"]
     errors = [t for t in failures if not t.assertion or t.when != "call"]
     if errors:

@@ -95,4 +95,7 @@ class GeneratorSpec:
     args: dict[str, str] = field(default_factory=dict)
 
     def label(self) -> str:
-        return self.name
+        """The name in tables; a reduced OpenAPI document is named, as it changes what is
+        measured (runs with different prompts must not share a row)."""
+        mode = self.args.get("openapi", "full")
+        return self.name if mode == "full" else f"{self.name}[openapi={mode}]"

@@ -7,6 +7,7 @@ in the run's store, keyed by the request, so a rerun or a resumed run never pays
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,30 +21,58 @@ from restbench.generators.prompts import (
     revision_messages,
     writer_messages,
 )
-from restbench.llm import ChatClient, ChatResult, LLMError, ModelSettings, NoCodeError
+from restbench.generators.shrink import PromptPlan, check_mode, fit, plans
+from restbench.llm import ChatClient, ChatResult, CutOffAnswer, LLMError, ModelSettings, NoCodeError
 from restbench.llm.extract import extract_python
 from restbench.store.sqlite import digest
 
 TRACE_KEPT_CHARS = 6000
+ANSWER_KEPT_CHARS = 20_000  # of an answer, in a run's details: the call cache has it whole
 
 
 def _cost(result: ChatResult) -> Cost:
     return Cost(result.cost_usd, result.usage.input_tokens, result.usage.output_tokens)
 
 
+def _has_code(result: ChatResult) -> bool:
+    try:
+        extract_python(result.content)
+    except NoCodeError:
+        return False
+    return True
+
+
 async def write_test(client: ChatClient, requirement_text: str, openapi: dict[str, Any] | str,
                      base_url: str, seed_test: str | None = None,
-                     cache_tag: str | None = None) -> GeneratedTest:
+                     cache_tag: str | None = None, *, operations: Sequence[str] = (),
+                     openapi_mode: str = "full",
+                     answer_chars: int | None = None) -> GeneratedTest:
     """One writer call: requirement + OpenAPI document + base URL in, a pytest file out.
 
-    Raises GenerationFailure (carrying what the call cost) when the answer holds no test code.
+    The document shrinks to fit the model's context (restbench.llm.fitting); `operations` are
+    the requirement's. Raises GenerationFailure (carrying what the call cost) when the prompt
+    cannot fit, the answer was cut off at the token limit or holds no test code; such an answer
+    is not kept in the call cache, so a rerun asks again. The answer is in the details, its
+    first `answer_chars` when given (the call cache holds it whole).
     """
-    messages = writer_messages(requirement_text, openapi, base_url, seed_test)
+    if isinstance(openapi, str):
+        fitted_messages = writer_messages(requirement_text, openapi, base_url, seed_test)
+        prompt: dict[str, Any] = {"openapi": "as given"}
+    else:
+        fitted = await fit(client, lambda plan: writer_messages(
+            requirement_text, plan.openapi, base_url, seed_test),
+            plans(openapi, operations, openapi_mode))
+        fitted_messages, prompt = fitted.messages, fitted.record(openapi_mode)
     try:
-        result = await client.complete(messages, cache_tag=cache_tag)
+        result = await client.complete(fitted_messages, cache_tag=cache_tag, usable=_has_code)
+    except CutOffAnswer as exc:
+        raise GenerationFailure(str(exc), _cost(exc.result), {
+            "calls": 1, "cached_calls": 0, "prompt": prompt, "stopped": "token limit",
+            "answer": exc.result.content[:answer_chars]}) from None
     except LLMError as exc:
-        raise GenerationFailure(str(exc)) from None
-    details = {"calls": 1, "cached_calls": int(result.cached), "answer": result.content}
+        raise GenerationFailure(str(exc), details={"prompt": prompt}) from None
+    details = {"calls": 1, "cached_calls": int(result.cached), "prompt": prompt,
+               "answer": result.content[:answer_chars]}
     try:
         code = extract_python(result.content)
     except NoCodeError as exc:
@@ -78,13 +107,16 @@ class SingleStepGenerator:
     refines = False
     uses_model = True
 
-    def __init__(self, config: str | None = None) -> None:
+    def __init__(self, config: str | None = None, openapi: str = "full") -> None:
         self._models = _ModelAccess(config)
+        self.openapi_mode = check_mode(openapi, self.name)
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         async with self._models.client(task.model, task) as client:
             return await write_test(client, task.requirement_text, task.openapi, task.base_url,
-                                    cache_tag=_tag(task))
+                                    cache_tag=_tag(task), operations=task.requirement.operations,
+                                    openapi_mode=self.openapi_mode,
+                                    answer_chars=ANSWER_KEPT_CHARS)
 
 
 _VERDICT = re.compile(r"\b(FINISH|REFINE(?:MENT)?)\b")
@@ -107,20 +139,28 @@ def parse_verdict(text: str) -> tuple[str | None, str]:
     return verdict, " ".join(rest.split()).lstrip(":.-– ")[:500]
 
 
+class _JudgeFailed(Exception):
+    def __init__(self, message: str, spent: Cost) -> None:
+        super().__init__(message)
+        self.spent = spent
+
+
 @dataclass
 class _Round:
     number: int
     code: str
     outcome: str = ""
     trace: str = ""
+    exchanges: tuple[dict[str, Any], ...] = ()
     output: str = ""
     verdict: str = ""
     reason: str = ""
     cost: Cost = field(default_factory=Cost)
+    prompts: dict[str, Any] = field(default_factory=dict)  # what was cut, per call
 
     def record(self) -> dict[str, Any]:
         return {"round": self.number, "code": self.code, "outcome": self.outcome,
-                "verdict": self.verdict, "reason": self.reason,
+                "verdict": self.verdict, "reason": self.reason, "prompts": self.prompts,
                 "trace": self.trace[:TRACE_KEPT_CHARS], "output": self.output[-2000:],
                 "cost_usd": self.cost.usd, "input_tokens": self.cost.input_tokens,
                 "output_tokens": self.cost.output_tokens}
@@ -136,7 +176,8 @@ class RefineGenerator:
     uses_model = True
 
     def __init__(self, rounds: str | int = 3, judge: str | None = None,
-                 config: str | None = None) -> None:
+                 config: str | None = None, openapi: str = "full") -> None:
+        self.openapi_mode = check_mode(openapi, self.name)
         try:
             self.rounds = int(rounds)
         except ValueError:
@@ -159,12 +200,14 @@ class RefineGenerator:
     async def _loop(self, task: GenerationTask, writer: ChatClient,
                     judge: ChatClient) -> GeneratedTest:
         first = await write_test(writer, task.requirement_text, task.openapi, task.base_url,
-                                 cache_tag=_tag(task))
-        total, rounds = first.cost, [_Round(1, first.code, cost=first.cost)]
-        first_messages = writer_messages(task.requirement_text, task.openapi, task.base_url)
+                                 cache_tag=_tag(task), operations=task.requirement.operations,
+                                 openapi_mode=self.openapi_mode, answer_chars=ANSWER_KEPT_CHARS)
+        total = first.cost
+        rounds = [_Round(1, first.code, cost=first.cost,
+                         prompts={"writer": first.details.get("prompt")})]
 
-        def failure(message: str) -> GenerationFailure:
-            return GenerationFailure(message, total, self._details(rounds, "error"))
+        def failure(message: str, stop: str = "error") -> GenerationFailure:
+            return GenerationFailure(message, total, self._details(rounds, stop))
 
         while True:
             current = rounds[-1]
@@ -174,8 +217,15 @@ class RefineGenerator:
                               task.variant.value, current.number, current.code)
             result = await task.live.execute(current.code)
             current.outcome, current.output = result.outcome.value, result.output
+            current.exchanges = tuple(result.exchanges)
             current.trace = format_trace(result.exchanges)
-            verdict, reason, spent = await self._judge(judge, task, current, identity)
+            try:
+                verdict, reason, spent = await self._judge(judge, task, current, identity)
+            except _JudgeFailed as exc:
+                current.cost, total = current.cost + exc.spent, total + exc.spent
+                current.verdict, current.reason = "failed", str(exc)
+                # The draft was never reviewed: a failure to see in the results, not a test.
+                raise failure(f"round {current.number}: {exc}", "judge failed") from None
             current.cost, total = current.cost + spent, total + spent
             current.verdict, current.reason = verdict or "unclear", reason
             if verdict != "REFINE":
@@ -185,9 +235,18 @@ class RefineGenerator:
                 stop = "round limit"
                 break
             try:
-                answer = await writer.complete(
-                    revision_messages(first_messages, current.code, current.output,
-                                      current.trace, reason), cache_key=f"revise:{identity}")
+                fitted = await fit(writer, lambda plan, draft=current, why=reason:
+                                   revision_messages(
+                    writer_messages(task.requirement_text, plan.openapi, task.base_url),
+                    draft.code, draft.output, format_trace(draft.exchanges, plan.trace_last),
+                    why), self._plans(task, with_trace=True), "revision prompt")
+                answer = await writer.complete(fitted.messages, cache_key=f"revise:{identity}",
+                                               usable=_has_code)
+            except GenerationFailure as exc:
+                raise failure(f"round {current.number + 1}: {exc}") from None
+            except CutOffAnswer as exc:
+                total += _cost(exc.result)
+                raise failure(f"round {current.number + 1}: {exc}", "token limit") from None
             except LLMError as exc:
                 raise failure(str(exc)) from None
             total += _cost(answer)
@@ -195,20 +254,35 @@ class RefineGenerator:
                 code = extract_python(answer.content)
             except NoCodeError as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
-            rounds.append(_Round(current.number + 1, code, cost=_cost(answer)))
+            rounds.append(_Round(current.number + 1, code, cost=_cost(answer),
+                                 prompts={"writer": fitted.record(self.openapi_mode)}))
         return GeneratedTest(rounds[-1].code, total, self._details(rounds, stop))
+
+    def _plans(self, task: GenerationTask, with_trace: bool) -> list[PromptPlan]:
+        return plans(task.openapi, task.requirement.operations, self.openapi_mode, with_trace)
 
     async def _judge(self, judge: ChatClient, task: GenerationTask, draft: _Round,
                      identity: str) -> tuple[str | None, str, Cost]:
-        """The verdict; an answer with neither word is asked once more, then called unclear."""
-        messages = judge_messages(task.requirement_text, task.openapi, draft.code, draft.output,
-                                  draft.trace)
+        """The verdict; an answer with neither word is asked once more, then called unclear.
+        A judge that cannot be asked (unreachable, prompt too long) raises _JudgeFailed."""
+        try:
+            fitted = await fit(judge, lambda plan: judge_messages(
+                task.requirement_text, plan.openapi, draft.code, draft.output,
+                format_trace(draft.exchanges, plan.trace_last)),
+                self._plans(task, with_trace=True), "judge prompt")
+        except GenerationFailure as exc:
+            raise _JudgeFailed(str(exc), Cost()) from None
+        draft.prompts["judge"] = fitted.record(self.openapi_mode)
         spent = Cost()
         for attempt in range(2):
             try:
-                answer = await judge.complete(messages, cache_key=f"judge:{identity}:{attempt}")
-            except LLMError:
-                return None, "judge unreachable", spent
+                answer = await judge.complete(fitted.messages,
+                                              cache_key=f"judge:{identity}:{attempt}")
+            except CutOffAnswer as exc:
+                spent += _cost(exc.result)
+                answer = exc.result  # a verdict is its first line: a long tail does not matter
+            except LLMError as exc:
+                raise _JudgeFailed(f"judge call failed: {exc}", spent) from None
             spent += _cost(answer)
             verdict, reason = parse_verdict(answer.content)
             if verdict is not None:

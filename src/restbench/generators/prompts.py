@@ -1,10 +1,12 @@
 """The prompts of the LLM generators. Kept apart so they can be read, cited and changed in one place.
 
-Structure (what the note and README describe):
-- writer, first call: system = the test engineer's rules; user = requirement, base URL, the complete
-  OpenAPI document (JSON), and optionally an existing test whose conventions to follow;
-- judge: system = the reviewer's task and the one-word verdict format; user = requirement, OpenAPI
-  document, the test code, its pytest output and the HTTP trace it produced;
+Structure (what the note and README describe). What stays the same from call to call comes
+first, so that endpoints with a prefix cache reuse it; the OpenAPI document is compact JSON:
+- writer, first call: system = the test engineer's rules; user = the OpenAPI document (complete,
+  or reduced to fit: restbench.llm.fitting), the base URL, optionally an existing test whose
+  conventions to follow, then the requirement;
+- judge: system = the reviewer's task and the one-word verdict format; user = OpenAPI document,
+  requirement, the test code, its pytest output and the HTTP trace it produced;
 - writer, revision: the first conversation continued with the previous code as the assistant's
   turn, then the pytest output, the HTTP trace and the judge's reason.
 """
@@ -61,25 +63,31 @@ Write the complete revised file, following the same rules, in one ```python code
 
 
 def openapi_text(openapi: dict[str, Any] | str) -> str:
-    return openapi if isinstance(openapi, str) else json.dumps(openapi, indent=1, sort_keys=False)
+    return openapi if isinstance(openapi, str) else json.dumps(openapi, separators=(",", ":"),
+                                                                ensure_ascii=False)
 
 
 def writer_messages(requirement: str, openapi: dict[str, Any] | str, base_url: str,
                     seed_test: str | None = None) -> list[Message]:
-    parts = [f"Requirement:\n{requirement.strip()}", f"Base URL: {base_url}",
-             f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```"]
+    parts = [f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```", f"Base URL: {base_url}"]
     if seed_test:
         parts.append("An existing test of this API; follow its conventions:\n"
                      f"```python\n{seed_test.strip()}\n```")
+    parts.append(f"Requirement:\n{requirement.strip()}")
     parts.append("Write the pytest file for the requirement.")
     return [{"role": "system", "content": WRITER_SYSTEM},
             {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def format_trace(exchanges: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> str:
-    """method URL -> status, with request and response bodies cut short."""
+def format_trace(exchanges: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+                 last: int | None = None) -> str:
+    """method URL -> status, with request and response bodies cut short; only the `last`
+    exchanges when given (a prompt that must shrink)."""
     if not exchanges:
         return "(the test made no HTTP request)"
+    if last is not None and len(exchanges) > last:
+        return (f"... {len(exchanges) - last} earlier exchanges left out\n"
+                + format_trace(exchanges[-last:]))
 
     def cut(text: str | None) -> str:
         text = (text or "").strip()
@@ -106,8 +114,8 @@ def cut_output(output: str) -> str:
 def judge_messages(requirement: str, openapi: dict[str, Any] | str, code: str, output: str,
                    trace: str) -> list[Message]:
     user = "\n\n".join([
-        f"Requirement:\n{requirement.strip()}",
         f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```",
+        f"Requirement:\n{requirement.strip()}",
         f"Test code:\n```python\n{code.strip()}\n```",
         f"Pytest output:\n```\n{cut_output(output)}\n```",
         f"HTTP exchanges:\n{trace}",

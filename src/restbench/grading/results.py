@@ -34,10 +34,14 @@ class Spend:
                      self.output_tokens + other.output_tokens, self.cost_usd + other.cost_usd)
 
 
+PARTLY_GRADED = "partly graded"
+
+
 @dataclass
 class CaseResult:
-    """status: "graded"; "ungraded" (the judge gave no usable answer, or the model under test
-    could not be reached): no score, left out of the average."""
+    """status: "graded"; "partly graded" (the judge gave no usable answer, but the checks that
+    need no model ran: scored over those, left out of the average); "ungraded" (no test to
+    check, or nothing could be graded): no score, left out of the average."""
 
     test_id: str
     name: str
@@ -64,7 +68,15 @@ class CaseResult:
         return len(self.criteria)
 
     @property
+    def partly_graded(self) -> bool:
+        return self.status == PARTLY_GRADED
+
+    @property
     def score(self) -> float | None:
+        """met / criteria; for a partly graded case over the criteria that have a verdict."""
+        if self.partly_graded:
+            decided = [c for c in self.criteria if c.met is not None]
+            return sum(1 for c in decided if c.met) / len(decided) if decided else None
         if not self.graded:
             return None
         return self.met / self.total if self.total else 0.0
@@ -76,7 +88,8 @@ class CaseResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "test_id": self.test_id, "name": self.name, "status": self.status,
-            "score": self.score, "criteria_met": self.met if self.graded else None,
+            "score": self.score,
+            "criteria_met": self.met if self.graded or self.partly_graded else None,
             "criteria_total": self.total,
             "criteria": [asdict(c) | {"findings": list(c.findings)} for c in self.criteria],
             "generation": asdict(self.generation), "judge": asdict(self.judge)
@@ -96,6 +109,7 @@ class SummaryRow:
     output_tokens: int
     cost_usd: float
     average_score: float | None  # over graded cases; None when none is graded
+    partly_graded: int = 0  # cases whose checks ran but whose judge gave no usable answer
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,7 +148,8 @@ def summarize(dataset: str, model: str, cases: list[CaseResult]) -> SummaryRow:
         dataset=dataset, model=model, cases=len(cases), graded=len(graded),
         output_tokens=sum(c.spend.output_tokens for c in cases),
         cost_usd=sum(c.spend.cost_usd for c in cases),
-        average_score=sum(graded) / len(graded) if graded else None)
+        average_score=sum(graded) / len(graded) if graded else None,
+        partly_graded=sum(1 for c in cases if c.partly_graded))
 
 
 def safe_name(text: str) -> str:

@@ -28,6 +28,7 @@ from restbench.grading.checks import run_check
 from restbench.grading.dataset import Dataset, DatasetError, TestCase, load_datasets
 from restbench.grading.judge import DEFAULT_RETRIES, judge
 from restbench.grading.results import (
+    PARTLY_GRADED,
     CaseResult,
     CriterionResult,
     RunResult,
@@ -210,7 +211,10 @@ class _CaseGrader:
             result.judge_attempts = outcome.attempts
             result.judge_answers = outcome.answers
             if outcome.verdicts is None:
-                result.status = "ungraded"
+                # The checks that need no model keep their verdicts: the case is partly graded.
+                checked = any(c.met is not None for c in criteria)
+                result.status = PARTLY_GRADED if checked and result.status == "graded" \
+                    else "ungraded"
                 result.error = outcome.error
                 judged = [CriterionResult("judge", i, text, None, "not graded")
                           for i, text in enumerate(case.criteria, start=1)]

@@ -7,7 +7,8 @@ from rich.table import Table
 
 from restbench.grading.results import SummaryRow
 
-COLUMNS = ("dataset", "model", "cases", "graded", "output tokens", "cost (USD)", "average score")
+COLUMNS = ("dataset", "model", "cases", "graded", "partly graded", "output tokens", "cost (USD)",
+           "average score")
 
 
 def summary_table(rows: list[SummaryRow]) -> Table:
@@ -19,5 +20,5 @@ def summary_table(rows: list[SummaryRow]) -> Table:
         cost = f"{row.cost_usd:.4f}" if row.cost_usd >= 0.01 or row.cost_usd == 0 \
             else f"{row.cost_usd:.6f}"
         table.add_row(escape(row.dataset), escape(row.model), str(row.cases), str(row.graded),
-                      str(row.output_tokens), cost, average)
+                      str(row.partly_graded), str(row.output_tokens), cost, average)
     return table

@@ -8,9 +8,13 @@ message, which generators record as a failed generation rather than crash the ru
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import random
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -18,20 +22,44 @@ import httpx
 
 from restbench.errors import RestbenchError
 from restbench.llm.config import ModelConfig
+from restbench.llm.fitting import estimate_tokens
 from restbench.llm.prices import PriceTable
 from restbench.store.sqlite import digest
 
 log = logging.getLogger(__name__)
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 MAX_BACKOFF_S = 60.0
+ERROR_CHARS = 600  # of the endpoint's error message: enough for a validation error's detail
 
 
 class LLMError(RestbenchError):
     """A model call that could not be completed, or whose answer was unusable."""
 
 
+class CutOffAnswer(LLMError):
+    """The answer stopped at the token limit (finish_reason "length"): it is kept, not used."""
+
+    def __init__(self, message: str, result: ChatResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class PromptTooLong(LLMError):
+    """The prompt would not fit the model's context: refused before anything is paid."""
+
+
 class MalformedAnswer(ValueError):
     """An HTTP 200 whose body is not a chat completion."""
+
+
+# Seconds the calls of the current task spent waiting for a free slot at their endpoint: set a
+# fresh list in a task to learn how much of its time was queueing, not the model working.
+queue_wait: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "restbench_queue_wait", default=None)
+# Every answer the current task's calls got, kept as they arrive: a caller that gives up on a
+# task (a time limit) still knows what it spent.
+answers_seen: contextvars.ContextVar[list[ChatResult] | None] = contextvars.ContextVar(
+    "restbench_answers_seen", default=None)
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,7 @@ def _limit(config: ModelConfig) -> asyncio.Semaphore:
 
 
 _request_locks: dict[tuple[int, str], asyncio.Lock] = {}
+_reported_contexts: dict[tuple[str, str], int | None] = {}
 
 
 def _same_request(key: str) -> asyncio.Lock:
@@ -116,7 +145,8 @@ def _parse(response: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], str | N
         calls.append(ToolCall(str(raw.get("id", f"call_{len(calls)}")), function["name"],
                               arguments if isinstance(arguments, dict) else {},
                               "" if isinstance(arguments, dict) else str(text)))
-    kept = {"role": "assistant", "content": content or None}
+    # Local servers (llama.cpp) reject a null content next to tool calls; "" is valid everywhere.
+    kept: dict[str, Any] = {"role": "assistant", "content": content}
     if message.get("tool_calls"):
         kept["tool_calls"] = message["tool_calls"]
     return content, tuple(calls), choices[0].get("finish_reason"), kept
@@ -136,7 +166,7 @@ def _error_text(response: httpx.Response) -> str:
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
         message = response.text
-    return " ".join(str(message or response.reason_phrase).split())[:200]
+    return " ".join(str(message or response.reason_phrase).split())[:ERROR_CHARS]
 
 
 class ChatClient:
@@ -171,36 +201,112 @@ class ChatClient:
         body: dict[str, Any] = {"model": self.config.model, "messages": messages}
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature
+        max_tokens = max_tokens or self.config.max_tokens
         if max_tokens is not None:
-            body["max_tokens"] = max_tokens
+            # OpenAI's reasoning models refuse max_tokens; everything else knows only max_tokens.
+            field_name = "max_completion_tokens" if "api.openai.com" in self.config.base_url \
+                else "max_tokens"
+            body[field_name] = max_tokens
         if tools:
             body["tools"] = tools
+            # Some servers (llama-cpp-python's function calling) ignore tools unless asked.
+            body["tool_choice"] = "auto"
         return body
+
+    async def prompt_budget(self) -> int | None:
+        """Estimated tokens a prompt may have: the context less the answer's limit; None when
+        the context length is unknown."""
+        context = await self.context_tokens()
+        return None if context is None else context - (self.config.max_tokens or 0)
+
+    async def check_fits(self, messages: list[dict[str, Any]],
+                         tools: list[dict[str, Any]] | None = None) -> None:
+        budget = await self.prompt_budget()
+        estimate = estimate_tokens(messages, tools)
+        if budget is not None and estimate > budget:
+            raise PromptTooLong(
+                f"model '{self.config.name}': the prompt does not fit: about {estimate} tokens "
+                f"(estimated), {budget} available ({await self.context_tokens()} context less "
+                f"{self.config.max_tokens or 0} for the answer)")
+
+    async def context_tokens(self) -> int | None:
+        """The model's context length: configured, else as the endpoint's model list reports
+        it (vLLM's max_model_len, llama.cpp's n_ctx, context_length), else None."""
+        if self.config.context_tokens is not None:
+            return self.config.context_tokens
+        key = (self.config.base_url, self.config.model)
+        if key not in _reported_contexts:
+            _reported_contexts[key] = await self._ask_context()
+        return _reported_contexts[key]
+
+    async def _ask_context(self) -> int | None:
+        headers = {}
+        if self.config.api_key():
+            headers["authorization"] = f"Bearer {self.config.api_key()}"
+        try:
+            response = await self._client().get(f"{self.config.base_url}/models", headers=headers,
+                                                 timeout=10.0)
+            models = response.json().get("data") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        for entry in models if isinstance(models, list) else []:
+            if not isinstance(entry, dict) or entry.get("id") not in (self.config.model, None):
+                continue
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            for value in (entry.get("max_model_len"), entry.get("context_length"),
+                          meta.get("n_ctx"), meta.get("n_ctx_train")):
+                if isinstance(value, int) and value > 0:
+                    return value
+        return None
 
     async def complete(self, messages: list[dict[str, Any]], *,
                        tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None,
-                       cache_tag: str | None = None, cache_key: str | None = None) -> ChatResult:
+                       cache_tag: str | None = None, cache_key: str | None = None,
+                       usable: Callable[[ChatResult], bool] | None = None) -> ChatResult:
         """One chat completion. `cache_tag` (e.g. the repetition) separates otherwise equal calls.
 
         The cache key is the request itself (endpoint, model, messages, parameters) plus the tag;
         a caller whose messages vary run to run for no reason that matters (timings, random ids
-        in a trace) can name the call with `cache_key` instead.
+        in a trace) can name the call with `cache_key` instead. An answer cut off at the token
+        limit raises CutOffAnswer; it, and an answer `usable` refuses, is not kept, so a rerun
+        asks again, as it does after a failed call.
         """
         body = self.request_body(messages, tools, max_tokens)
         key = digest("llm-call", self.config.base_url, self.config.model, cache_key) \
             if cache_key is not None else digest("llm-call", self.config.base_url, body, cache_tag)
         if self.cache is None:
-            return self._result(await self._post(body), cached=False)
+            await self.check_fits(messages, tools)
+            return self._checked(self._result(await self._post(body), cached=False))
         # Identical requests in flight at once (refine's first draft for every mutant) take turns,
         # so only the first is paid for and the others find its answer in the store.
-        async with _same_request(key):
+        async with self._waiting(_same_request(key)):
             stored = self.cache.llm_call(key) if self.read_cache else None
             if stored is not None:
-                return self._result(stored, cached=True)
+                return self._checked(self._result(stored, cached=True))
+            await self.check_fits(messages, tools)
             response = await self._post(body)
             result = self._result(response, cached=False)  # raises before anything is kept
-            self.cache.save_llm_call(key, self.config.name, response)
-            return result
+            if result.finish_reason != "length" and (usable is None or usable(result)):
+                self.cache.save_llm_call(key, self.config.name, response)
+            return self._checked(result)
+
+    def _checked(self, result: ChatResult) -> ChatResult:
+        if result.finish_reason == "length":
+            raise CutOffAnswer(f"model '{self.config.name}': answer cut off at the token limit "
+                               f"(finish_reason length, {result.usage.output_tokens} tokens; "
+                               "raise max_tokens)", result)
+        return result
+
+    @staticmethod
+    @asynccontextmanager
+    async def _waiting(lock: asyncio.Semaphore | asyncio.Lock) -> AsyncIterator[None]:
+        """Holds `lock`; the time spent waiting for it is added to `queue_wait`."""
+        started = time.perf_counter()
+        async with lock:
+            waited = queue_wait.get()
+            if waited is not None:
+                waited.append(time.perf_counter() - started)
+            yield
 
     def _result(self, response: dict[str, Any], cached: bool) -> ChatResult:
         try:
@@ -210,7 +316,11 @@ class ChatClient:
         usage = _usage(response)
         cost = self.prices.cost(self.config.price_name or self.config.model,
                                 usage.input_tokens, usage.output_tokens)
-        return ChatResult(content, calls, usage, cost, cached, finish, message)
+        result = ChatResult(content, calls, usage, cost, cached, finish, message)
+        seen = answers_seen.get()
+        if seen is not None:
+            seen.append(result)
+        return result
 
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"content-type": "application/json"}
@@ -219,10 +329,11 @@ class ChatClient:
             headers["authorization"] = f"Bearer {key}"
         url = f"{self.config.base_url}/chat/completions"
         problem = ""
+        previous = ""
         for attempt in range(self.config.max_retries + 1):
             wait = self.config.retry_base_s * 2 ** attempt * (0.5 + random.random() / 2)
             try:
-                async with _limit(self.config):
+                async with self._waiting(_limit(self.config)):
                     response = await self._client().post(url, json=body, headers=headers)
             except httpx.TimeoutException:
                 problem = f"no answer within {self.config.timeout_s:g} s"
@@ -238,8 +349,16 @@ class ChatClient:
                         problem = f"malformed answer ({exc})"
                 else:
                     problem = f"HTTP {response.status_code}: {_error_text(response)}"
-                    if response.status_code not in RETRYABLE_STATUS:
-                        break  # a bad key or a bad request does not get better by asking again
+                    if response.status_code == 404 and not self.config.base_url.endswith("/v1"):
+                        problem += " (OpenAI-compatible servers usually serve under /v1: " \
+                                   f"try base_url {self.config.base_url}/v1)"
+                    if response.status_code not in RETRYABLE_STATUS or (
+                            response.status_code == 500 and problem == previous):
+                        # A bad key or a bad request does not get better by asking again, nor
+                        # does an internal error that repeats word for word (a local server's
+                        # way of refusing a request it cannot parse).
+                        break
+                    previous = problem
                     retry_after = response.headers.get("retry-after", "")
                     if retry_after.replace(".", "", 1).isdigit():
                         wait = float(retry_after)

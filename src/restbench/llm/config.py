@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,11 +30,14 @@ class ModelConfig:
     base_url: str
     api_key_env: str | None = None
     max_concurrency: int = 4  # calls in flight per endpoint
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # per request, counted from when it is sent
     max_retries: int = 4
     retry_base_s: float = 1.0  # backoff: retry_base_s * 2**attempt, unless Retry-After says
     temperature: float | None = 0.0
     price_name: str | None = None  # price table entry, when it differs from `model`
+    source: str = "environment"  # the config file that named it, for messages
+    max_tokens: int | None = None  # longest answer asked for; None: the endpoint's own limit
+    context_tokens: int | None = None  # prompt + answer limit; None: asked from the endpoint
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -54,8 +57,11 @@ class ModelConfig:
 
 
 _NUMBERS = {"max_concurrency": int, "timeout_s": float, "max_retries": int, "retry_base_s": float,
-            "temperature": float}
-_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name", "price_name"} | {"price"}
+            "temperature": float, "max_tokens": int, "context_tokens": int}
+# A local server (llama.cpp, vLLM, Ollama on loopback) usually answers one request at a time and
+# slowly: more in flight only queue there, where the client's timeout would already run.
+LOCAL_DEFAULTS = {"max_concurrency": 1, "timeout_s": 600.0, "max_tokens": 2048}
+_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name", "price_name", "source"} | {"price"}
 
 
 def config_path(explicit: Path | None = None) -> Path | None:
@@ -82,8 +88,9 @@ def _entry(values: dict[str, Any], where: str) -> dict[str, Any]:
                 entry[key] = kind(entry[key])
             except (TypeError, ValueError):
                 raise DataError(f"{where}: {key} must be a number") from None
-    if entry.get("max_concurrency", 1) < 1:
-        raise DataError(f"{where}: max_concurrency must be at least 1")
+    for key in ("max_concurrency", "max_tokens", "context_tokens"):
+        if entry.get(key, 1) is not None and entry.get(key, 1) < 1:
+            raise DataError(f"{where}: {key} must be at least 1")
     if entry.get("api_key_env") == "":
         entry["api_key_env"] = None
     return entry
@@ -120,13 +127,25 @@ class ModelSettings:
         if not name:
             raise DataError("model name is empty")
         entry = {**self.defaults, **self.models.get(name, {})}
-        base_url = entry.pop("base_url", None) or next(
-            (os.environ[e] for e in BASE_URL_ENVS if os.environ.get(e)), DEFAULT_BASE_URL)
+        from_environment = next((os.environ[e] for e in BASE_URL_ENVS if os.environ.get(e)), None)
+        base_url = entry.pop("base_url", None) or from_environment
+        if base_url is None and self.source != "environment":
+            # A config file was given: a name it does not know (a typo) or an entry without an
+            # endpoint must not quietly go to the hosted default with whatever key is set.
+            known = ", ".join(sorted(self.models)) or "none"
+            where = f"[models.{name}] has no base_url" if name in self.models \
+                else f"no [models.{name}] entry (models: {known})"
+            raise DataError(f"{self.source}: {where}, and [defaults] has no base_url; add "
+                            f'base_url = "{DEFAULT_BASE_URL}" for the OpenAI API')
+        base_url = base_url or DEFAULT_BASE_URL
         if "api_key_env" not in entry:
             entry["api_key_env"] = next((e for e in API_KEY_ENVS if os.environ.get(e)),
                                         API_KEY_ENVS[-1])
         config = ModelConfig(name=name, model=entry.pop("model", name),
-                             base_url=base_url.rstrip("/"), **entry)
+                             base_url=base_url.rstrip("/"), source=self.source, **entry)
+        if config.is_local():
+            config = replace(config, **{key: value for key, value in LOCAL_DEFAULTS.items()
+                                        if key not in entry})
         if urlsplit(config.base_url).scheme not in ("http", "https"):
             raise DataError(f"model '{name}' ({self.source}): base_url {config.base_url!r} is not "
                             "an http(s) URL")
@@ -143,5 +162,6 @@ def check_credentials(config: ModelConfig) -> None:
     if config.is_local() or config.api_key():
         return
     variable = config.api_key_env or API_KEY_ENVS[-1]
+    where = config.source if config.source != "environment" else DEFAULT_CONFIG_FILE
     raise DataError(f"model '{config.name}': no API key for {config.base_url}: set {variable} "
-                    f"(or api_key_env in {DEFAULT_CONFIG_FILE})")
+                    f"(or api_key_env in {where})")

@@ -14,9 +14,11 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from restbench.llm.fitting import estimate_tokens
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,23 @@ class Reply:
     delay_s: float = 0.0
     body: str | None = None  # sent as it is (a malformed answer) instead of a proper one
     usage: tuple[int, int] = (100, 50)
+    finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"
+
+
+@dataclass(frozen=True)
+class Quirks:
+    """Behaviours of real local servers (llama-cpp-python's, llama.cpp's) to reproduce."""
+
+    tools_need_choice: bool = False  # tools without "tool_choice" are ignored: a plain answer
+    rejects_null_content: bool = False  # HTTP 500 for a message whose content is null
+    context_tokens: int | None = None  # HTTP 400 when the prompt's estimate exceeds it
+    one_at_a_time: bool = False  # requests are answered in turn, as a single-slot server does
+    count_usage: bool = False  # usage reports the estimated prompt tokens, not the scripted one
+
+
+def estimated_prompt_tokens(request: dict[str, Any]) -> int:
+    """The fake's token count: restbench's own estimate (a server whose tokenizer it matches)."""
+    return estimate_tokens(request.get("messages", []), request.get("tools"))
 
 
 Script = Sequence["Reply | str"] | Callable[[dict[str, Any]], "Reply | str"]
@@ -42,14 +61,21 @@ def _completion(reply: Reply, model: str, number: int) -> dict[str, Any]:
     return {"id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 0,
             "model": model,
             "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+                         "finish_reason": reply.finish_reason
+                         or ("tool_calls" if reply.tool_calls else "stop")}],
             "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
                       "total_tokens": sum(reply.usage)}}
 
 
 class FakeLLMServer:
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, quirks: Quirks = Quirks(),
+                 models: list[dict[str, Any]] | None = None) -> None:
         self._script = script
+        self.quirks = quirks
+        self._models = models or []  # what GET /v1/models lists
+        self._turn = threading.Lock()
+        self.most_in_flight = 0
+        self._in_flight = 0
         self._position = 0
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # request bodies, in arrival order
@@ -102,15 +128,15 @@ class FakeLLMServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": []}))
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, json.dumps({"object": "list", "data": fake._models}))
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
                     return
                 try:
@@ -120,8 +146,40 @@ class FakeLLMServer:
                     return
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if fake.quirks.one_at_a_time:
+                    with fake._turn:
+                        self._answer(request)
+                else:
+                    self._answer(request)
+
+            def _answer(self, request: dict[str, Any]) -> None:
+                with fake._lock:
+                    fake._in_flight += 1
+                    fake.most_in_flight = max(fake.most_in_flight, fake._in_flight)
+                try:
+                    self._reply(request)
+                finally:
+                    with fake._lock:
+                        fake._in_flight -= 1
+
+            def _reply(self, request: dict[str, Any]) -> None:
+                quirks = fake.quirks
+                problem = _refusal(request, quirks)
+                if problem is not None:
+                    with fake._lock:
+                        fake.requests.append(request)
+                    self._send(problem[0], json.dumps({"error": {"message": problem[1]}}))
+                    return
                 number = len(fake.requests)
                 reply = fake._next(request)
+                if quirks.tools_need_choice and request.get("tools") \
+                        and "tool_choice" not in request and reply.tool_calls:
+                    reply = Reply(content=json.dumps([{"name": n, "arguments": a}
+                                                      for n, a in reply.tool_calls]),
+                                  usage=reply.usage)
+                if quirks.count_usage:
+                    reply = replace(reply, usage=(estimated_prompt_tokens(request),
+                                                  len(reply.content or "") // 4))
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
@@ -135,3 +193,18 @@ class FakeLLMServer:
                                                            number)))
 
         return Handler
+
+
+def _refusal(request: dict[str, Any], quirks: Quirks) -> tuple[int, str] | None:
+    """What a real server with these quirks would refuse the request with, if anything."""
+    if quirks.rejects_null_content and any(m.get("content") is None
+                                           for m in request.get("messages", [])):
+        # llama-cpp-python validates content as a string and answers 500 with the detail
+        return 500, ("1 validation error for ChatCompletionRequestAssistantMessage content: "
+                     "Input should be a valid string [type=string_type, input_value=None]")
+    if quirks.context_tokens is not None:
+        wanted = estimated_prompt_tokens(request) + int(request.get("max_tokens") or 0)
+        if wanted > quirks.context_tokens:
+            return 400, (f"Requested tokens ({wanted}) exceed context window of "
+                         f"{quirks.context_tokens}")
+    return None

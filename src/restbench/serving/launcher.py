@@ -89,11 +89,12 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         os.chmod(request["handoff_socket"], 0o600)
         handoff.listen(1)
     except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
-        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
-        os.close(report_fd)
         import traceback
 
-        traceback.print_exc()
+        traceback.print_exc()  # first: the harness reads the log as soon as the report comes
+        sys.stderr.flush()
+        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        os.close(report_fd)
         os._exit(1)
     os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
     os.close(report_fd)

@@ -28,6 +28,7 @@ from restbench.errors import ServiceStartError
 from restbench.execution import channel
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, materialize
+from restbench.mutation.start_errors import start_failure
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 
@@ -188,9 +189,9 @@ class ServerPool:
         name = f"{implementation.service.name} {implementation.id}"
         if not answer["ok"]:
             await asyncio.to_thread(self._databases.drop, database_url)
-            tail = log_file.read_text(errors="replace")[-800:] if log_file.exists() else ""
-            raise ServiceStartError(f"{name} did not start: {answer['error']}"
-                                    + (f"; log: {tail.strip()}" if tail else ""))
+            log_text = log_file.read_text(errors="replace") if log_file.exists() else ""
+            raise ServiceStartError(start_failure(name, answer["error"], log_text, source,
+                                                  implementation))
         client = httpx.AsyncClient(timeout=30.0, trust_env=False, base_url="http://control",
                                    transport=httpx.AsyncHTTPTransport(uds=str(control_socket)),
                                    headers={CONTROL_HEADER.decode(): token})

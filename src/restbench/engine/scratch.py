@@ -1,0 +1,49 @@
+"""Scratch folders that a killed run does not leave behind for good.
+
+Each folder holds the id of the process that made it; the next run removes the folders whose
+process is gone (a run killed with SIGKILL never cleans up after itself).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+OWNER_FILE = "restbench-owner.pid"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(prefix: str) -> list[Path]:
+    """Removes `<tmp>/<prefix>*` folders whose owning process has exited; returns them."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+        try:
+            pid = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue  # not ours to judge: no owner recorded (or still being made)
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+@contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """A temporary folder owned by this process, removed on exit; stale ones go first."""
+    remove_stale(prefix)
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        (Path(folder) / OWNER_FILE).write_text(str(os.getpid()))
+        yield Path(folder)

@@ -1,0 +1,47 @@
+"""A service that fails to start, told in terms of the user's files rather than the copy run.
+
+The harness runs each implementation from a temporary copy of the service's app folder (with the
+mutant's edit applied), which is deleted afterwards; a traceback naming that copy helps nobody.
+This maps the failing frame back to the service folder: file, line and the error, on one line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from restbench.mutation.apply import Implementation
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _user_file(copied: str, copy_root: Path, implementation: Implementation) -> Path | None:
+    """The service file a path inside the copy stands for; None outside the copy."""
+    try:
+        relative = Path(copied).resolve().relative_to(copy_root.resolve())
+    except ValueError:
+        return None
+    return implementation.service.root / relative
+
+
+def start_failure(name: str, error: str, log_text: str, copy_root: Path,
+                  implementation: Implementation) -> str:
+    """One line: what failed to start, the error, and where in the user's files it was raised
+    (the innermost frame in the service's code; a SyntaxError's own file and line)."""
+    where = ""
+    for line in log_text.splitlines():
+        frame = _FRAME.match(line)
+        if frame is None:
+            continue
+        mapped = _user_file(frame["file"], copy_root, implementation)
+        if mapped is not None:
+            where = f"{mapped}:{frame['line']}"
+    error = " ".join(error.split())
+    # The error text itself may name the copy (a SyntaxError's filename): name the user's file.
+    error = error.replace(str(copy_root.resolve()), str(implementation.service.root)).replace(
+        str(copy_root), str(implementation.service.root))
+    edited = ""
+    if implementation.edit is not None and where.startswith(
+            str(implementation.service.root / implementation.edit.file)):
+        edited = f" (with the edit of {implementation.kind} {implementation.id} applied)"
+    return f"{name} did not start: {error}" + (f" at {where}{edited}" if where else "")
