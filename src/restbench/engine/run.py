@@ -39,6 +39,7 @@ from restbench.llm import ModelSettings, check_credentials
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
+from restbench.scoring.subsets import mutant_subsets, requirement_columns
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
 from restbench.serving.pool import RunningServer
@@ -426,13 +427,15 @@ def _score_rows(runner: _Runner, generations: list[GenerationRow]
         for scope, names in scopes:
             mutants_of = {f"{n}/{r.id}": [m.id for m in r.mutants]
                           for n in names for r in services[n].requirements}
+            subsets = mutant_subsets((r for n in names for r in services[n].requirements),
+                                     Variant(variant))
             by_repetition: list[Score] = []
             for repetition in range(runner.config.repetitions):
                 chosen = [replace(rec, requirement=f"{key[2]}/{rec.requirement}")
                           for key, rec in records.items()
                           if key[:2] == (generator, model) and key[3] == variant
                           and key[4] == str(repetition) and key[2] in names]
-                by_repetition.append(score(chosen, mutants_of))
+                by_repetition.append(score(chosen, mutants_of, subsets))
                 if scope != ALL_SERVICES:
                     for req in by_repetition[-1].requirements:
                         per_requirement.append({
@@ -441,7 +444,7 @@ def _score_rows(runner: _Runner, generations: list[GenerationRow]
                             "requirement": req.requirement.split("/", 1)[1],
                             "mutants": req.mutants, "valid": req.valid, "killed": req.killed,
                             "killed_mutants": " ".join(req.killed_mutants),
-                            "mutated_killed": req.mutated_killed})
+                            "mutated_killed": req.mutated_killed, **requirement_columns(req)})
             in_scope = [g for g in gens if g.service in names]
             rows.append(ScoreRow(
                 generator, model, scope, variant, len(mutants_of), aggregate(by_repetition),

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.validate import ValidationReport
+from restbench.scoring.subsets import SEMANTIC, VAGUE_FAIR
 
 
 def _pct(value: float | None) -> str:
@@ -18,6 +19,15 @@ def _pct(value: float | None) -> str:
 def usd(value: float) -> str:
     """Enough decimals that a cheap model's cost does not round to nothing."""
     return f"{value:.4f}" if value >= 0.01 or value == 0 else f"{value:.6f}"
+
+
+def _subset(row: ScoreRow, name: str) -> str:
+    if name not in row.score.subsets:
+        return "–"  # does not apply: vague-fair on the precise wording
+    subset = row.score.subsets[name]
+    if subset is None:
+        return "n/a"  # no mutant of this kind in scope
+    return f"{subset.ms * 100:.1f}% [{subset.ci95[0] * 100:.0f}–{subset.ci95[1] * 100:.0f}]"
 
 
 def score_table(result: RunResult) -> Table:
@@ -40,7 +50,10 @@ def score_table(result: RunResult) -> Table:
         columns.append(("±max", lambda r: f"{r.score.ms_max_deviation * 100:.1f}pp"))
     columns += [("95% CI", lambda r: f"{r.score.ms_ci95[0] * 100:.0f}–"
                                      f"{r.score.ms_ci95[1] * 100:.0f}%"),
-                ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}")]
+                ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}"),
+                ("MS_semantic [95% CI]", lambda r: _subset(r, SEMANTIC))]
+    if any(VAGUE_FAIR in row.score.subsets for row in rows):
+        columns.append(("MS_vague-fair [95% CI]", lambda r: _subset(r, VAGUE_FAIR)))
     if show_failed:
         columns.append(("failed", lambda r: str(r.failed_generations)))
     if result.refines:
