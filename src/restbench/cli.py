@@ -40,7 +40,7 @@ from restbench.generators import GeneratorSpec
 from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import total_cost
-from restbench.reports.table import usd
+from restbench.reports.table import services_table, usd
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
 console = Console(width=None if Console().is_terminal else 200)
@@ -132,18 +132,12 @@ def main(verbose: bool) -> None:
 
 @main.command("list")
 def list_services() -> None:
-    """Show the built-in services with their requirement and mutant counts."""
+    """Show the built-in services with their requirement and mutant counts, by mutant kind."""
     try:
         services = resolve_services(None)
     except RestbenchError as exc:
         _fail(str(exc))
-    table = Table(title="Built-in services", title_justify="left")
-    for column in ("service", "title", "requirements", "mutants", "benign variants"):
-        table.add_column(column, justify="right" if column not in ("service", "title") else "left")
-    for service in services:
-        table.add_row(service.name, service.data.title, str(len(service.requirements)),
-                      str(len(service.mutants())), str(len(service.data.benign)))
-    console.print(table)
+    console.print(services_table(services))
 
 
 service_option = click.option(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from rich.markup import escape
 from rich.table import Table
 
+from restbench.benchmark.models import MutantKind, Service
 from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.validate import ValidationReport
 from restbench.scoring.subsets import SEMANTIC, VAGUE_FAIR
@@ -86,4 +87,22 @@ def validation_table(report: ValidationReport) -> Table:
         status = "[green]sound[/]" if check.ok else f"[red]{escape('; '.join(check.problems))}[/]"
         table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
                       status)
+    return table
+
+
+def services_table(services: list[Service]) -> Table:
+    """Requirement and mutant counts per service, the mutants split by kind."""
+    table = Table(title="Built-in services", title_justify="left")
+    kinds = [kind.value for kind in MutantKind]
+    columns = ["service", "title", "requirements", "mutants", *kinds, "vague basis",
+               "benign variants"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("service", "title") else "right")
+    for service in services:
+        mutants = service.mutants()
+        by_kind = [sum(m.kind.value == kind for m in mutants) for kind in kinds]
+        table.add_row(escape(service.name), escape(service.data.title),
+                      str(len(service.requirements)), str(len(mutants)),
+                      *(str(n) for n in by_kind), str(sum(m.vague_basis for m in mutants)),
+                      str(len(service.data.benign)))
     return table
