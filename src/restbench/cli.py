@@ -25,7 +25,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from restbench.benchmark import Variant, resolve_services
+from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.selection import select_requirements
 from restbench.engine import (
     Advanced,
     Event,
@@ -35,6 +36,7 @@ from restbench.engine import (
     run_benchmark,
     validate_service,
 )
+from restbench.engine.flaky import flaky_outcomes
 from restbench.errors import RestbenchError
 from restbench.generators import GeneratorSpec
 from restbench.llm.config import CONFIG_ENV
@@ -154,6 +156,11 @@ timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(mi
                               show_default=True, help="Time limit of one test execution (s).")
 
 
+requirement_option = click.option(
+    "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
+    help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
+
+
 def _check_database(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     from restbench.serving.databases import DatabaseChoice
 
@@ -174,16 +181,22 @@ database_option = click.option(
 
 @main.command()
 @service_option
+@requirement_option
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run everything this many times and list every outcome that changes.")
 @workers_option
 @timeout_option
 @database_option
-def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
-             database: str) -> None:
+def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: int,
+             workers: int | None, timeout_s: float, database: str) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
-        chosen = resolve_services(_split(services))
+        chosen = select_requirements(resolve_services(_split(services)),
+                                     _split(requirements))
     except RestbenchError as exc:
         _fail(str(exc))
+    if repeat > 1:
+        sys.exit(_validate_repeatedly(chosen, repeat, workers, timeout_s, database))
     all_ok = True
     for service in chosen:
         with _progress() as handle:
@@ -197,8 +210,34 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
     sys.exit(0 if all_ok else 1)
 
 
+def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
+                         timeout_s: float, database: str) -> int:
+    """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
+    bad = False
+    for service in services:
+        reports = []
+        for number in range(1, repeat + 1):
+            with _progress() as handle:
+                reports.append(_run_async(validate_service(
+                    service, workers=workers, timeout_s=timeout_s, database=database,
+                    on_event=handle)))
+            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}",
+                          highlight=False)
+        flaky = flaky_outcomes(reports)
+        for item in flaky:
+            console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
+        for problem in sorted({p for report in reports for p in report.problems}):
+            errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+        unsound = sum(not report.ok for report in reports)
+        console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
+                      f"repetitions; {unsound} repetition(s) with problems", highlight=False)
+        bad |= bool(flaky) or bool(unsound)
+    return 1 if bad else 0
+
+
 @main.command()
 @service_option
+@requirement_option
 @click.option("-V", "--variant", "variants", multiple=True,
               type=click.Choice([v.value for v in Variant]),
               help="Requirement wording; repeat for several. Default: both.")
@@ -220,7 +259,8 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
 @workers_option
 @timeout_option
 @database_option
-def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[str, ...],
+def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
+        generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
         timeout_s: float, database: str) -> None:
@@ -234,7 +274,8 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
             variants=tuple(Variant(v) for v in variants) or (Variant.PRECISE, Variant.VAGUE),
             generators=tuple(_generator_specs(names, generator_args)),
             models=tuple(_split(models)), repetitions=repetitions, output_dir=output_dir,
-            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database)
+            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
+            requirements=tuple(_split(requirements)))
     except RestbenchError as exc:
         _fail(str(exc))
     with _progress() as handle:

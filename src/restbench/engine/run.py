@@ -22,6 +22,7 @@ import httpx
 
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.selection import select_requirements
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs
 from restbench.errors import RestbenchError, ServiceStartError
@@ -30,11 +31,11 @@ from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import (
     GeneratedTest,
     GenerationFailure,
-    GenerationTask,
     Generator,
     GeneratorSpec,
 )
 from restbench.generators.registry import load_generator
+from restbench.generators.tasks import make_task, produce
 from restbench.llm import ModelSettings, check_credentials
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
@@ -63,12 +64,14 @@ class RunConfig:
     timeout_s: float = 30.0
     fresh: bool = False  # regenerate even what the store already has
     database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
+    requirements: tuple[str, ...] = ()  # ids or globs (FS-1*); empty: every requirement
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
-                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe()}
+                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),
+                "requirements": list(self.requirements)}
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,7 @@ class _Runner:
         self.services = resolve_services(config.services)
         self.database = DatabaseChoice.parse(config.database)
         self._choose_services_for_database()
+        self.services = select_requirements(self.services, config.requirements)
         for service in self.services:
             check_edits(service)
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
@@ -295,16 +299,16 @@ class _Runner:
         if cell.generator.refines:
             live = _LiveService(live_servers, executor,
                                 implementations_of(cell.service)[cell.target])
-        task = GenerationTask(cell.service, cell.service.requirement(cell.requirement_id),
-                              cell.variant, openapi, CANONICAL_BASE_URL,
-                              None if cell.model == NO_MODEL else cell.model, cell.repetition,
-                              cell.target, live, call_cache=self.store,
-                              fresh_calls=self.config.fresh)
+        requirement = cell.service.requirement(cell.requirement_id)
         started = time.perf_counter()
         status, error, test = "ok", "", GeneratedTest("")
         try:
-            produced = cell.generator.generate(task)
-            test = await produced if inspect.isawaitable(produced) else produced
+            with make_task(cell.service, requirement, cell.variant, openapi, CANONICAL_BASE_URL,
+                           model=None if cell.model == NO_MODEL else cell.model,
+                           repetition=cell.repetition, target=cell.target, live=live,
+                           call_cache=self.store, fresh_calls=self.config.fresh) as task:
+                produced = produce(cell.generator, task, cell.service.golden_path(requirement))
+                test = await produced if inspect.isawaitable(produced) else produced
             if not isinstance(test, GeneratedTest):
                 raise TypeError(f"generate() returned {type(test).__name__}, not GeneratedTest")
         except (KeyboardInterrupt, asyncio.CancelledError):
