@@ -221,8 +221,8 @@ def _validate_repeatedly(services: list[Service], repeat: int, workers: int | No
                 reports.append(_run_async(validate_service(
                     service, workers=workers, timeout_s=timeout_s, database=database,
                     on_event=handle)))
-            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}",
-                          highlight=False)
+            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
+                          f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
         flaky = flaky_outcomes(reports)
         for item in flaky:
             console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
