@@ -25,6 +25,7 @@ from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs
+from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
@@ -40,7 +41,6 @@ from restbench.llm import ModelSettings, check_credentials
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
-from restbench.scoring.subsets import mutant_subsets, requirement_columns
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
 from restbench.serving.pool import RunningServer

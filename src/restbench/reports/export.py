@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench.engine.run import RunResult, ScoreRow
-from restbench.scoring.subsets import SUBSETS
+from restbench.engine.subsets import SUBSETS
 
 
 def _flat(row: ScoreRow) -> dict[str, Any]:

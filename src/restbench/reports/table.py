@@ -9,8 +9,8 @@ from rich.table import Table
 
 from restbench.benchmark.models import MutantKind, Service
 from restbench.engine.run import RunResult, ScoreRow
+from restbench.engine.subsets import SEMANTIC, VAGUE_FAIR
 from restbench.engine.validate import ValidationReport
-from restbench.scoring.subsets import SEMANTIC, VAGUE_FAIR
 
 
 def _pct(value: float | None) -> str:
