@@ -223,11 +223,12 @@ def _validate_repeatedly(services: list[Service], repeat: int, workers: int | No
                     on_event=handle)))
             console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
                           f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
+            for problem in reports[-1].problems:  # at once: a long run may be stopped early
+                console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
+                              highlight=False)
         flaky = flaky_outcomes(reports)
         for item in flaky:
             console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
-        for problem in sorted({p for report in reports for p in report.problems}):
-            errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
         unsound = sum(not report.ok for report in reports)
         console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
                       f"repetitions; {unsound} repetition(s) with problems", highlight=False)
