@@ -25,7 +25,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from restbench.benchmark import Variant, resolve_services
+from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.selection import select_requirements
 from restbench.engine import (
     Advanced,
     Event,
@@ -35,13 +36,14 @@ from restbench.engine import (
     run_benchmark,
     validate_service,
 )
+from restbench.engine.flaky import flaky_outcomes
 from restbench.errors import RestbenchError
 from restbench.generators import GeneratorSpec
 from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import total_cost
 from restbench.reports.summary import generation_failure_summary
-from restbench.reports.table import usd
+from restbench.reports.table import services_table, usd
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
 console = Console(width=None if Console().is_terminal else 200)
@@ -135,18 +137,12 @@ def main(verbose: bool) -> None:
 
 @main.command("list")
 def list_services() -> None:
-    """Show the built-in services with their requirement and mutant counts."""
+    """Show the built-in services with their requirement and mutant counts, by mutant kind."""
     try:
         services = resolve_services(None)
     except RestbenchError as exc:
         _fail(str(exc))
-    table = Table(title="Built-in services", title_justify="left")
-    for column in ("service", "title", "requirements", "mutants", "benign variants"):
-        table.add_column(column, justify="right" if column not in ("service", "title") else "left")
-    for service in services:
-        table.add_row(service.name, service.data.title, str(len(service.requirements)),
-                      str(len(service.mutants())), str(len(service.data.benign)))
-    console.print(table)
+    console.print(services_table(services))
 
 
 service_option = click.option(
@@ -161,6 +157,11 @@ llm_config_option = click.option(
          "./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
 timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=30.0,
                               show_default=True, help="Time limit of one test execution (s).")
+
+
+requirement_option = click.option(
+    "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
+    help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
 
 
 def _check_database(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
@@ -187,17 +188,24 @@ database_option = click.option(
 
 @main.command()
 @service_option
+@requirement_option
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run everything this many times and list every outcome that changes.")
 @workers_option
 @timeout_option
 @database_option
 @sandbox_option
-def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
-             database: str, no_sandbox: bool) -> None:
+def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: int,
+             workers: int | None, timeout_s: float, database: str, no_sandbox: bool) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
-        chosen = resolve_services(_split(services))
+        chosen = select_requirements(resolve_services(_split(services)),
+                                     _split(requirements))
     except RestbenchError as exc:
         _fail(str(exc))
+    if repeat > 1:
+        sys.exit(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
+                                      not no_sandbox))
     all_ok = True
     for service in chosen:
         with _progress() as handle:
@@ -212,8 +220,35 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
     sys.exit(0 if all_ok else 1)
 
 
+def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
+                         timeout_s: float, database: str, sandbox: bool) -> int:
+    """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
+    bad = False
+    for service in services:
+        reports = []
+        for number in range(1, repeat + 1):
+            with _progress() as handle:
+                reports.append(_run_async(validate_service(
+                    service, workers=workers, timeout_s=timeout_s, database=database,
+                    sandbox=sandbox, on_event=handle)))
+            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
+                          f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
+            for problem in reports[-1].problems:  # at once: a long run may be stopped early
+                console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
+                              highlight=False)
+        flaky = flaky_outcomes(reports)
+        for item in flaky:
+            console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
+        unsound = sum(not report.ok for report in reports)
+        console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
+                      f"repetitions; {unsound} repetition(s) with problems", highlight=False)
+        bad |= bool(flaky) or bool(unsound)
+    return 1 if bad else 0
+
+
 @main.command()
 @service_option
+@requirement_option
 @click.option("-V", "--variant", "variants", multiple=True,
               type=click.Choice([v.value for v in Variant]),
               help="Requirement wording; repeat for several. Default: both.")
@@ -236,7 +271,8 @@ def validate(services: tuple[str, ...], workers: int | None, timeout_s: float,
 @timeout_option
 @database_option
 @sandbox_option
-def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[str, ...],
+def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
+        generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
         timeout_s: float, database: str, no_sandbox: bool) -> None:
@@ -251,7 +287,7 @@ def run(services: tuple[str, ...], variants: tuple[str, ...], generators: tuple[
             generators=tuple(_generator_specs(names, generator_args)),
             models=tuple(_split(models)), repetitions=repetitions, output_dir=output_dir,
             workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
-            sandbox=not no_sandbox)
+            requirements=tuple(_split(requirements)), sandbox=not no_sandbox)
     except RestbenchError as exc:
         _fail(str(exc))
     with _progress() as handle:

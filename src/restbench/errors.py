@@ -23,3 +23,7 @@ class GeneratorError(RestbenchError):
 
 class ServiceStartError(RestbenchError):
     """A service implementation did not start or stopped answering."""
+
+
+class SelectionError(RestbenchError):
+    """A requirement id or glob given on the command line names nothing."""

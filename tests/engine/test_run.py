@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import signal
 import sqlite3
@@ -44,8 +45,35 @@ def test_files_generator_scores_tests_by_their_quality(tmp_path: Path) -> None:
     assert scores["precise"]["overspecification_rate"] == 0.0
     rows = (tmp_path / "requirements.csv").read_text().splitlines()
     assert rows[0].startswith("generator,model,service,variant,repetition,requirement")
-    assert "files,-,mini,vague,0,MINI-01,1,False,0,," in rows
+    assert "files,-,mini,vague,0,MINI-01,1,False,0,,,0,0,,0,0," in rows
     assert "MS" in result.stdout and "33.3%" in result.stdout and "66.7%" in result.stdout
+
+
+def test_semantic_and_vague_fair_scores_in_table_and_files(tmp_path: Path) -> None:
+    # MINI-01-M1 is a status mutant without vague basis; MINI-02's two are semantic with one.
+    result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={TESTS}", "-o", tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = scores_by_variant(tmp_path)
+    # precise: MINI-02's status-only test kills neither semantic mutant
+    assert scores["precise"]["ms_semantic"] == 0.0
+    assert scores["precise"]["semantic_mutants"] == 2
+    assert scores["precise"]["ms_vague_fair"] is None  # the vague-fair score is vague-only
+    # vague: MINI-02 kills both (2/2); MINI-01's status mutant is outside both subsets
+    assert scores["vague"]["ms"] == pytest.approx(2 / 3, abs=1e-6)
+    assert scores["vague"]["ms_semantic"] == 1.0
+    assert scores["vague"]["ms_vague_fair"] == 1.0
+    assert scores["vague"]["ms_vague_fair_ci95_low"] == 1.0
+    assert scores["vague"]["vague_fair_mutants"] == 2
+    header = (tmp_path / "scores.csv").read_text().splitlines()[0].split(",")
+    assert {"ms_semantic", "ms_semantic_ci95_low", "ms_semantic_ci95_high", "ms_vague_fair",
+            "ms_vague_fair_ci95_low", "ms_vague_fair_ci95_high"} <= set(header)
+    rows = list(csv.DictReader((tmp_path / "requirements.csv").open()))
+    by_key = {(r["variant"], r["requirement"]): r for r in rows}
+    assert by_key[("precise", "MINI-02")]["ms_semantic"] == "0.0"
+    assert by_key[("vague", "MINI-02")]["ms_vague_fair"] == "1.0"
+    assert by_key[("vague", "MINI-01")]["vague_fair_mutants"] == "0"
+    assert by_key[("vague", "MINI-01")]["ms_vague_fair"] == ""  # no such mutant: no score
+    assert "MS_semantic" in result.stdout and "MS_vague-fair" in result.stdout
 
 
 def test_golden_scores_full_marks_and_store_keeps_everything(tmp_path: Path) -> None:

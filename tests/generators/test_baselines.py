@@ -20,10 +20,12 @@ from restbench.engine import RunConfig, RunResult, run_benchmark
 from restbench.generators import GenerationTask, GeneratorSpec
 from restbench.generators.baselines.plan import build_plan
 from restbench.generators.baselines.runtime import schema_problems
+from restbench.generators.tasks import make_task
 from tests.cli_helpers import restbench
 
 BASELINES = ("status-oracle", "schema-oracle", "schemathesis")
-CRASH = {"id": "MINI-01-M9", "description": "Reading a counter crashes",
+CRASH = {"id": "MINI-01-M9", "description": "Reading a counter crashes", "kind": "blunt",
+         "vague_basis": True,
          "file": "app/main.py", "find": 'return {"value": app.state.counters[name]}',
          "replace": 'raise RuntimeError("boom")'}
 
@@ -116,8 +118,9 @@ def test_baselines_on_todo_are_valid_and_score_the_same_twice(todo_subset: Path,
 def _task(base_url: str, service: str, requirement: str) -> GenerationTask:
     chosen = resolve_services([service])[0]
     document = httpx.get(f"{base_url}/openapi.json").json()
-    return GenerationTask(chosen, chosen.requirement(requirement), Variant.VAGUE, document,
-                          "http://localhost:8000")
+    with make_task(chosen, chosen.requirement(requirement), Variant.VAGUE, document,
+                   "http://localhost:8000") as task:
+        return task
 
 
 def test_plan_logs_in_first_and_takes_path_ids_from_what_it_created(conduit_url: str) -> None:

@@ -23,8 +23,8 @@ class EchoStatusGenerator:
     refines = False
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
-        path = task.requirement.operations[0].split()[1].replace("{name}", "a")
-        method = task.requirement.operations[0].split()[0].lower()
+        path = task.operations[0].split()[1].replace("{name}", "a")
+        method = task.operations[0].split()[0].lower()
         code = (f"import requests\n\ndef test_status():\n"
                 f"    r = requests.{method}('{task.base_url}{path}', timeout=10)\n"
                 f"    assert r.status_code == 200\n")

@@ -99,3 +99,35 @@ def test_bootstrap_interval_is_degenerate_when_every_requirement_scores_the_same
     assert bootstrap_interval([2, 1, 3], [2, 1, 3]) == (1.0, 1.0)
     low, high = bootstrap_interval([0, 1, 2, 3], [3, 3, 3, 3])
     assert low < 0.5 < high
+
+
+def test_subset_ms_counts_only_the_subset_mutants() -> None:
+    records = [
+        TestRecord("R1", original=P, on_mutants={"R1-M1": F, "R1-M2": P}),
+        TestRecord("R2", original=P, on_mutants={"R2-M1": P, "R2-M2": F, "R2-M3": F}),
+        TestRecord("R3", original=F, on_mutants={"R3-M1": F}),  # invalid: kills nothing
+    ]
+    subsets = {"semantic": {"R1-M2", "R2-M2", "R2-M3", "R3-M1"}, "none": set()}
+    result = score(records, MUTANTS, subsets)
+    # semantic: R1 0 of 1, R2 2 of 2, R3 0 of 1 -> 2 / 4; the overall MS is 3 / 6
+    assert result.subset_ms["semantic"] == pytest.approx(2 / 4)
+    assert result.subset_ms["none"] is None
+    assert result.ms == pytest.approx(3 / 6)
+    rows = {row.requirement: row for row in result.requirements}
+    assert rows["R2"].subsets["semantic"] == (2, 2)
+    assert rows["R1"].subset_ms("semantic") == 0.0
+    assert rows["R3"].subsets["semantic"] == (0, 1)
+
+
+def test_aggregate_subset_interval_leaves_out_requirements_without_subset_mutants() -> None:
+    strong = [TestRecord("R1", original=P, on_mutants={"R1-M1": F, "R1-M2": F}),
+              TestRecord("R2", original=P, on_mutants={"R2-M1": F, "R2-M2": F, "R2-M3": F}),
+              TestRecord("R3", original=P, on_mutants={"R3-M1": P})]
+    subsets = {"semantic": {"R1-M1", "R2-M1"}}  # R3 has none: it must not drag the interval
+    result = aggregate([score(strong, MUTANTS, subsets)])
+    semantic = result.subsets["semantic"]
+    assert semantic is not None
+    assert semantic.ms == 1.0 and semantic.ci95 == (1.0, 1.0)
+    assert (semantic.killed, semantic.mutants) == (2, 2)
+    empty = aggregate([score(strong, MUTANTS, {"x": set()})])
+    assert empty.subsets["x"] is None

@@ -172,3 +172,13 @@ def test_openapi_document_is_complete_and_has_no_harness_routes(conduit_url: str
     assert "403" in doc["paths"]["/api/articles/{slug}"]["put"]["responses"]
     assert "204" in doc["paths"]["/api/articles/{slug}"]["delete"]["responses"]
     assert "HTTPValidationError" not in str(doc)
+
+
+def test_issuing_tokens_logs_no_key_length_warning(background_services: dict) -> None:
+    """PyJWT warns on every token signed with an HS256 key shorter than 32 bytes."""
+    service = background_services["get"]("conduit")
+    base = service.reset()
+    for email in SEEDED:
+        _login(base, email)
+    log = service.server.log_file.read_text(errors="replace")
+    assert "InsecureKeyLengthWarning" not in log

@@ -51,6 +51,9 @@ def _describe(error: ValidationError, raw: object) -> str:
         what = f"missing field '{field}'"
     elif problem["type"] == "extra_forbidden":
         what = f"unknown field '{field}'"
+    elif problem["type"] == "enum":
+        expected = problem.get("ctx", {}).get("expected", "")
+        what = f"field '{field}': bad value {problem['input']!r} (expected {expected})"
     else:
         what = f"field '{field}': {problem['msg']}"
     return f"{item}: {what}" if item else what
@@ -94,6 +97,7 @@ def load_service(root: Path) -> Service:
         raise DataError(f"{data_file}: {_describe(exc, raw)}") from None
     service = Service(root=root, data=data)
     _check_ids(service)
+    _check_semantic_reasons(service)
     _check_golden_files(service)
     return service
 
@@ -114,6 +118,18 @@ def _check_ids(service: Service) -> None:
         if item.id in seen:
             raise DataError(f"{service.data_file}: mutant {item.id}: duplicate id")
         seen.add(item.id)
+
+
+def _check_semantic_reasons(service: Service) -> None:
+    """A requirement says why it has no semantic mutant exactly when it has none."""
+    for requirement in service.requirements:
+        has_semantic = requirement.has_semantic_mutant()
+        if not has_semantic and requirement.no_semantic_reason is None:
+            raise DataError(f"{service.data_file}: requirement {requirement.id}: no mutant of kind "
+                            f"'semantic' and no 'no_semantic_reason' saying why")
+        if has_semantic and requirement.no_semantic_reason is not None:
+            raise DataError(f"{service.data_file}: requirement {requirement.id}: has a semantic "
+                            f"mutant, so 'no_semantic_reason' must be left out")
 
 
 def _check_golden_files(service: Service) -> None:

@@ -24,6 +24,16 @@ class Database(str, enum.Enum):
     POSTGRESQL = "postgresql"
 
 
+class MutantKind(str, enum.Enum):
+    """What kind of fault a mutant is; the rules are in docs/service-contract.md."""
+
+    STATUS = "status"  # only the status code is wrong; the answer is otherwise right
+    MESSAGE = "message"  # only a message, error key, header, content type or spelling is wrong
+    CRASH = "crash"  # an unhandled 500 on one input path
+    BLUNT = "blunt"  # the operation fails for every call
+    SEMANTIC = "semantic"  # a wrong value, state, permission, order, filter or validation
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -41,6 +51,8 @@ class Mutant(Edit):
 
     id: str = Field(min_length=1)
     description: str = Field(min_length=1)
+    kind: MutantKind
+    vague_basis: bool  # does the vague wording give a test writer a basis to detect this fault?
 
 
 class BenignVariant(Edit):
@@ -58,6 +70,11 @@ class Requirement(_Strict):
     vague: str = Field(min_length=1)
     golden: str = Field(min_length=1)
     mutants: list[Mutant] = Field(min_length=1)
+    # Required exactly when no mutant is semantic: why the requirement has no state to break.
+    no_semantic_reason: str | None = Field(default=None, min_length=1)
+
+    def has_semantic_mutant(self) -> bool:
+        return any(m.kind is MutantKind.SEMANTIC for m in self.mutants)
 
     def text(self, variant: Variant) -> str:
         return (self.precise if variant is Variant.PRECISE else self.vague).strip()

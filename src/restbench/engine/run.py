@@ -20,20 +20,22 @@ from typing import Any
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.openapi_doc import fetch_openapi
+from restbench.benchmark.selection import select_requirements
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs, open_executor
 from restbench.engine.scratch import scratch_folder
+from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import (
     GeneratedTest,
     GenerationFailure,
-    GenerationTask,
     Generator,
     GeneratorSpec,
 )
 from restbench.generators.registry import load_generator
+from restbench.generators.tasks import make_task, produce
 from restbench.llm import ModelSettings, check_credentials, queue_wait
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
@@ -62,12 +64,14 @@ class RunConfig:
     fresh: bool = False  # regenerate even what the store already has
     database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
     sandbox: bool = True  # False: --no-sandbox, generated tests run without isolation
+    requirements: tuple[str, ...] = ()  # ids or globs (FS-1*); empty: every requirement
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
-                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe()}
+                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),
+                "requirements": list(self.requirements)}
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,7 @@ class _Runner:
         self.services = resolve_services(config.services)
         self.database = DatabaseChoice.parse(config.database)
         self._choose_services_for_database()
+        self.services = select_requirements(self.services, config.requirements)
         for service in self.services:
             check_edits(service)
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
@@ -292,18 +297,18 @@ class _Runner:
         if cell.generator.refines:
             live = _LiveService(live_servers, executor,
                                 implementations_of(cell.service)[cell.target])
-        task = GenerationTask(cell.service, cell.service.requirement(cell.requirement_id),
-                              cell.variant, openapi, CANONICAL_BASE_URL,
-                              None if cell.model == NO_MODEL else cell.model, cell.repetition,
-                              cell.target, live, call_cache=self.store,
-                              fresh_calls=self.config.fresh)
+        requirement = cell.service.requirement(cell.requirement_id)
         started = time.perf_counter()
         waited: list[float] = []  # for a free slot at the model's endpoint: not generation time
         queue_wait.set(waited)
         status, error, test = "ok", "", GeneratedTest("")
         try:
-            produced = cell.generator.generate(task)
-            test = await produced if inspect.isawaitable(produced) else produced
+            with make_task(cell.service, requirement, cell.variant, openapi, CANONICAL_BASE_URL,
+                           model=None if cell.model == NO_MODEL else cell.model,
+                           repetition=cell.repetition, target=cell.target, live=live,
+                           call_cache=self.store, fresh_calls=self.config.fresh) as task:
+                produced = produce(cell.generator, task, cell.service.golden_path(requirement))
+                test = await produced if inspect.isawaitable(produced) else produced
             if not isinstance(test, GeneratedTest):
                 raise TypeError(f"generate() returned {type(test).__name__}, not GeneratedTest")
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -427,13 +432,15 @@ def _score_rows(runner: _Runner, generations: list[GenerationRow]
         for scope, names in scopes:
             mutants_of = {f"{n}/{r.id}": [m.id for m in r.mutants]
                           for n in names for r in services[n].requirements}
+            subsets = mutant_subsets((r for n in names for r in services[n].requirements),
+                                     Variant(variant))
             by_repetition: list[Score] = []
             for repetition in range(runner.config.repetitions):
                 chosen = [replace(rec, requirement=f"{key[2]}/{rec.requirement}")
                           for key, rec in records.items()
                           if key[:2] == (generator, model) and key[3] == variant
                           and key[4] == str(repetition) and key[2] in names]
-                by_repetition.append(score(chosen, mutants_of))
+                by_repetition.append(score(chosen, mutants_of, subsets))
                 if scope != ALL_SERVICES:
                     for req in by_repetition[-1].requirements:
                         per_requirement.append({
@@ -442,7 +449,7 @@ def _score_rows(runner: _Runner, generations: list[GenerationRow]
                             "requirement": req.requirement.split("/", 1)[1],
                             "mutants": req.mutants, "valid": req.valid, "killed": req.killed,
                             "killed_mutants": " ".join(req.killed_mutants),
-                            "mutated_killed": req.mutated_killed})
+                            "mutated_killed": req.mutated_killed, **requirement_columns(req)})
             in_scope = [g for g in gens if g.service in names]
             rows.append(ScoreRow(
                 generator, model, scope, variant, len(mutants_of), aggregate(by_repetition),

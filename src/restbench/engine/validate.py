@@ -45,6 +45,8 @@ class ValidationReport:
     wall_s: float
     service_problems: list[str] = field(default_factory=list)
     database: str = "sqlite"
+    # (requirement, implementation id) -> outcome of the golden test there
+    outcomes: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def problems(self) -> list[str]:
@@ -91,6 +93,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
     usable, broken = _applicable(service)
     checks = {r.id: RequirementCheck(r.id, [m.id for m in r.mutants]) for r in service.requirements}
     benign_ids = [b.id for b in service.data.benign]
+    outcomes: dict[tuple[str, str], str] = {}
     jobs = []
     for requirement in service.requirements:
         code = service.golden_path(requirement).read_text(encoding="utf-8")
@@ -100,6 +103,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     def record(job: Job, result: ExecutionResult) -> None:
         check = checks[job.label]
+        outcomes[(job.label, job.implementation.id)] = result.outcome.value
         kind = job.implementation.kind
         if kind == ORIGINAL:
             check.golden, check.golden_reason = result.outcome, result.reason
@@ -127,4 +131,4 @@ async def validate_service(service: Service, *, workers: int | None = None,
                         for impl_id, error in failures.items()]
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
                             time.perf_counter() - started, service_problems,
-                            database.describe())
+                            database.describe(), outcomes)

@@ -5,6 +5,11 @@ async) that returns a `GeneratedTest`. Generators that talk to the service while
 (`refines = True`) get `task.live` and are also asked for one test per mutant (`task.target`).
 restbench's own generators whose tests it writes itself (golden, the baselines) say
 `trusted = True`: where the machine cannot sandbox, their tests may still run.
+
+A task carries what a test writer may know and nothing else: the requirement's id, the one
+wording asked for, its operations, the OpenAPI document, the base URL and the service's login and
+seed facts. No other wording, no mutant and no golden test is reachable from it: the harness keeps
+the benchmark data to itself (see `restbench.generators.tasks`).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from restbench.benchmark.models import Requirement, Service, Variant
+from restbench.benchmark.models import Login, Seed, Variant
 from restbench.errors import GeneratorError
 
 if TYPE_CHECKING:
@@ -48,23 +53,25 @@ class LiveService(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GenerationTask:
-    service: Service
-    requirement: Requirement
+    """One test to write. Built by the harness (`restbench.generators.tasks.make_task`)."""
+
+    service_name: str
+    requirement_id: str
     variant: Variant
+    requirement_text: str  # the wording asked for, and only that one
+    operations: tuple[str, ...]  # "METHOD /path" of the OpenAPI document
     openapi: dict[str, Any]
     base_url: str
+    auth: Login | None = None  # how to log in as a seeded user (for generators that read no prose)
+    seed: Seed = field(default_factory=Seed)  # seed facts a client cannot guess from schemas
     model: str | None = None
     repetition: int = 0
     target: str = "original"  # the implementation the generator may talk to
     live: LiveService | None = None
     call_cache: CallCache | None = None  # where model answers are kept, so none is paid twice
     fresh_calls: bool = False  # ask the model again even when the cache has the answer
-
-    @property
-    def requirement_text(self) -> str:
-        return self.requirement.text(self.variant)
 
 
 class GenerationFailure(GeneratorError):

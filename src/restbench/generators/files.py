@@ -28,9 +28,9 @@ class FilesGenerator:
             raise GeneratorError(f"generator 'files': {dir} is not a folder")
 
     def candidates(self, task: GenerationTask) -> list[Path]:
-        folders = [self.root / task.service.name / task.variant.value,
-                   self.root / task.variant.value, self.root / task.service.name, self.root]
-        names = [f"{task.requirement.id}.py", f"test_{task.requirement.id}.py"]
+        folders = [self.root / task.service_name / task.variant.value,
+                   self.root / task.variant.value, self.root / task.service_name, self.root]
+        names = [f"{task.requirement_id}.py", f"test_{task.requirement_id}.py"]
         return [folder / name for folder in folders for name in names]
 
     def generate(self, task: GenerationTask) -> GeneratedTest:
@@ -38,4 +38,4 @@ class FilesGenerator:
             if path.is_file():
                 return GeneratedTest(path.read_text(encoding="utf-8"),
                                      details={"source": str(path)})
-        raise MissingTestFile(f"no test file for {task.requirement.id} under {self.root}")
+        raise MissingTestFile(f"no test file for {task.requirement_id} under {self.root}")

@@ -213,7 +213,7 @@ class RefineGenerator:
             current = rounds[-1]
             # Traces vary between runs (timings, random ids), so judge and revision calls are
             # keyed by what decides them: the task, the round and the draft.
-            identity = digest(_tag(task), task.target, task.service.name, task.requirement.id,
+            identity = digest(_tag(task), task.target, task.service_name, task.requirement_id,
                               task.variant.value, current.number, current.code)
             result = await task.live.execute(current.code)
             current.outcome, current.output = result.outcome.value, result.output

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench.engine.run import RunResult, ScoreRow
+from restbench.engine.subsets import SUBSETS
 
 
 def _flat(row: ScoreRow) -> dict[str, Any]:
@@ -18,6 +19,7 @@ def _flat(row: ScoreRow) -> dict[str, Any]:
         "repetitions": score.repetitions, "ms": round(score.ms, 6),
         "ms_max_deviation": round(score.ms_max_deviation, 6),
         "ms_ci95_low": round(score.ms_ci95[0], 6), "ms_ci95_high": round(score.ms_ci95[1], 6),
+        **_subset_columns(row),
         "killed_mean": round(score.killed, 4), "mutants": score.mutants,
         "validity_rate": round(score.validity_rate, 6),
         "ms_mutated": None if score.ms_mutated is None else round(score.ms_mutated, 6),
@@ -28,6 +30,19 @@ def _flat(row: ScoreRow) -> dict[str, Any]:
         "output_tokens": row.output_tokens, "generation_s": round(row.generation_s, 3),
         "failed_generations": row.failed_generations,
     }
+
+
+def _subset_columns(row: ScoreRow) -> dict[str, Any]:
+    """ms_semantic and ms_vague_fair with their intervals; None where the subset is empty or
+    does not apply (vague-fair on the precise wording)."""
+    columns: dict[str, Any] = {}
+    for name in SUBSETS:
+        subset = row.score.subsets.get(name)
+        columns[f"ms_{name}"] = None if subset is None else round(subset.ms, 6)
+        columns[f"ms_{name}_ci95_low"] = None if subset is None else round(subset.ci95[0], 6)
+        columns[f"ms_{name}_ci95_high"] = None if subset is None else round(subset.ci95[1], 6)
+        columns[f"{name}_mutants"] = None if subset is None else subset.mutants
+    return columns
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from rich.markup import escape
 from rich.table import Table
 
+from restbench.benchmark.models import MutantKind, Service
 from restbench.engine.run import RunResult, ScoreRow
+from restbench.engine.subsets import SEMANTIC, VAGUE_FAIR
 from restbench.engine.validate import ValidationReport
 
 
@@ -18,6 +20,15 @@ def _pct(value: float | None) -> str:
 def usd(value: float) -> str:
     """Enough decimals that a cheap model's cost does not round to nothing."""
     return f"{value:.4f}" if value >= 0.01 or value == 0 else f"{value:.6f}"
+
+
+def _subset(row: ScoreRow, name: str) -> str:
+    if name not in row.score.subsets:
+        return "–"  # does not apply: vague-fair on the precise wording
+    subset = row.score.subsets[name]
+    if subset is None:
+        return "n/a"  # no mutant of this kind in scope
+    return f"{subset.ms * 100:.1f}% [{subset.ci95[0] * 100:.0f}–{subset.ci95[1] * 100:.0f}]"
 
 
 def score_table(result: RunResult) -> Table:
@@ -40,7 +51,10 @@ def score_table(result: RunResult) -> Table:
         columns.append(("±max", lambda r: f"{r.score.ms_max_deviation * 100:.1f}pp"))
     columns += [("95% CI", lambda r: f"{r.score.ms_ci95[0] * 100:.0f}–"
                                      f"{r.score.ms_ci95[1] * 100:.0f}%"),
-                ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}")]
+                ("killed", lambda r: f"{r.score.killed:g}/{r.score.mutants}"),
+                ("MS_semantic [95% CI]", lambda r: _subset(r, SEMANTIC))]
+    if any(VAGUE_FAIR in row.score.subsets for row in rows):
+        columns.append(("MS_vague-fair [95% CI]", lambda r: _subset(r, VAGUE_FAIR)))
     if show_failed:
         columns.append(("failed", lambda r: str(r.failed_generations)))
     if result.refines:
@@ -73,4 +87,22 @@ def validation_table(report: ValidationReport) -> Table:
         status = "[green]sound[/]" if check.ok else f"[red]{escape('; '.join(check.problems))}[/]"
         table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
                       status)
+    return table
+
+
+def services_table(services: list[Service]) -> Table:
+    """Requirement and mutant counts per service, the mutants split by kind."""
+    table = Table(title="Built-in services", title_justify="left")
+    kinds = [kind.value for kind in MutantKind]
+    columns = ["service", "title", "requirements", "mutants", *kinds, "vague basis",
+               "benign variants"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("service", "title") else "right")
+    for service in services:
+        mutants = service.mutants()
+        by_kind = [sum(m.kind.value == kind for m in mutants) for kind in kinds]
+        table.add_row(escape(service.name), escape(service.data.title),
+                      str(len(service.requirements)), str(len(mutants)),
+                      *(str(n) for n in by_kind), str(sum(m.vague_basis for m in mutants)),
+                      str(len(service.data.benign)))
     return table

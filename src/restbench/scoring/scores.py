@@ -8,12 +8,17 @@ t kills mutant m when t is valid and does not pass on m.
 
 t_r is generated against the original, t_{r,i} against mutant i of r (refining generators only).
 MS_valid is MS computed on the t_r of a refining generator.
+
+A mutant subset S (the semantic mutants; the mutants the vague wording gives a basis to detect)
+gives MS over S alone:
+
+    MS_S = sum_r |killed(t_r, M_r ∩ S)| / sum_r |M_r ∩ S|
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 
@@ -57,6 +62,12 @@ class RequirementScore:
     killed: int
     killed_mutants: tuple[str, ...]
     mutated_killed: float | None = None  # (1/|M_r|) * sum_i |killed(t_{r,i})|, refiners only
+    # subset name -> (killed, mutants) of this requirement's mutants in the subset
+    subsets: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def subset_ms(self, name: str) -> float | None:
+        killed, mutants = self.subsets.get(name, (0, 0))
+        return killed / mutants if mutants else None
 
 
 @dataclass(frozen=True)
@@ -73,10 +84,15 @@ class Score:
     ms_mutated: float | None = None
     self_kill_rate: float | None = None
     overspecification_rate: float | None = None
+    subset_ms: Mapping[str, float | None] = field(default_factory=dict)  # None: empty subset
 
 
-def score(records: Sequence[TestRecord], mutants_of: Mapping[str, Sequence[str]]) -> Score:
-    """Scores one set of tests; a requirement without a t_r counts as an invalid test."""
+def score(records: Sequence[TestRecord], mutants_of: Mapping[str, Sequence[str]],
+          subsets: Mapping[str, Collection[str]] | None = None) -> Score:
+    """Scores one set of tests; a requirement without a t_r counts as an invalid test.
+
+    `subsets` names sets of mutant ids (e.g. "semantic"); each gets its own MS_S."""
+    subsets = subsets or {}
     main = {r.requirement: r for r in records if r.target == ORIGINAL}
     per_target = {(r.requirement, r.target): r for r in records if r.target != ORIGINAL}
     refined = bool(per_target)
@@ -97,8 +113,10 @@ def score(records: Sequence[TestRecord], mutants_of: Mapping[str, Sequence[str]]
                 self_kills += mutant in t_ri.killed([mutant])
             mutated = kills / len(mutants) if mutants else 0.0
             mutated_total += mutated
+        in_subsets = {name: (len(killed & set(members)), sum(m in members for m in mutants))
+                      for name, members in subsets.items()}
         rows.append(RequirementScore(requirement, len(mutants), record.valid, len(killed),
-                                     tuple(sorted(killed)), mutated))
+                                     tuple(sorted(killed)), mutated, in_subsets))
     total_mutants = sum(len(m) for m in mutants_of.values())
     total_killed = sum(row.killed for row in rows)
     valid = sum(row.valid for row in rows)
@@ -115,7 +133,24 @@ def score(records: Sequence[TestRecord], mutants_of: Mapping[str, Sequence[str]]
         self_kill_rate=(self_kills / targets if targets else 0.0) if refined else None,
         overspecification_rate=(sum(r.overspecified for r in benign_judged) / len(benign_judged)
                                 if benign_judged else None),
+        subset_ms={name: _pooled(rows, name) for name in subsets},
     )
+
+
+def _pooled(rows: Sequence[RequirementScore], name: str) -> float | None:
+    killed = sum(row.subsets[name][0] for row in rows)
+    mutants = sum(row.subsets[name][1] for row in rows)
+    return killed / mutants if mutants else None
+
+
+@dataclass(frozen=True)
+class SubsetAggregate:
+    """MS over one mutant subset, over repetitions: the mean and a 95% interval."""
+
+    ms: float
+    ci95: tuple[float, float]
+    killed: float
+    mutants: int
 
 
 @dataclass(frozen=True)
@@ -132,6 +167,7 @@ class AggregateScore:
     ms_mutated: float | None
     self_kill_rate: float | None
     overspecification_rate: float | None
+    subsets: Mapping[str, SubsetAggregate | None] = field(default_factory=dict)  # None: empty
 
 
 def _mean_or_none(values: Sequence[float | None]) -> float | None:
@@ -155,6 +191,12 @@ def bootstrap_interval(killed: Sequence[float], mutants: Sequence[int], *, resam
     return (estimates[int(0.025 * (resamples - 1))], estimates[int(0.975 * (resamples - 1))])
 
 
+def _nonempty(killed: Sequence[float], mutants: Sequence[int]
+              ) -> tuple[list[float], list[int]]:
+    pairs = [(k, m) for k, m in zip(killed, mutants, strict=True) if m]
+    return [k for k, _ in pairs], [m for _, m in pairs]
+
+
 def aggregate(scores: Sequence[Score]) -> AggregateScore:
     """Combines the scores of several repetitions of the same configuration."""
     if not scores:
@@ -167,6 +209,16 @@ def aggregate(scores: Sequence[Score]) -> AggregateScore:
             by_requirement.setdefault(row.requirement, []).append(row)
     killed = [fmean(r.killed for r in rows) for rows in by_requirement.values()]
     mutants = [rows[0].mutants for rows in by_requirement.values()]
+    subsets: dict[str, SubsetAggregate | None] = {}
+    for name in scores[0].subset_ms:
+        sub_killed = [fmean(r.subsets[name][0] for r in rows) for rows in by_requirement.values()]
+        sub_mutants = [rows[0].subsets[name][1] for rows in by_requirement.values()]
+        values = [s.subset_ms[name] for s in scores]
+        subsets[name] = None if not sum(sub_mutants) else SubsetAggregate(
+            ms=fmean(v for v in values if v is not None),
+            # requirements without a mutant in the subset add nothing to MS_S: leave them out
+            ci95=bootstrap_interval(*_nonempty(sub_killed, sub_mutants)),
+            killed=sum(sub_killed), mutants=sum(sub_mutants))
     return AggregateScore(
         repetitions=len(scores),
         ms=mean_ms,
@@ -178,4 +230,5 @@ def aggregate(scores: Sequence[Score]) -> AggregateScore:
         ms_mutated=_mean_or_none([s.ms_mutated for s in scores]),
         self_kill_rate=_mean_or_none([s.self_kill_rate for s in scores]),
         overspecification_rate=_mean_or_none([s.overspecification_rate for s in scores]),
+        subsets=subsets,
     )

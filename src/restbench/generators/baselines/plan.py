@@ -55,8 +55,8 @@ def _names_for(parameter: str) -> list[str]:
 class Planner:
     def __init__(self, task: GenerationTask) -> None:
         self.document = task.openapi
-        self.login: Login | None = task.service.data.auth
-        self.seed = task.service.data.seed
+        self.login: Login | None = task.auth
+        self.seed = task.seed
         self.values = ValueMaker(self.document, dict(self.seed.values))
         self.steps: list[dict[str, Any]] = []
         self.operations: list[Operation] = []
@@ -219,9 +219,9 @@ def find_label(document: dict[str, Any], label: str) -> str:
 
 
 def build_plan(task: GenerationTask, with_responses: bool = False) -> dict[str, Any]:
-    """The calls for `task.requirement`; with the declared responses when asked (schema oracle)."""
+    """The calls for the task's operations; with the declared responses when asked (schema oracle)."""
     planner = Planner(task)
-    plan = planner.plan(task.requirement.operations)
+    plan = planner.plan(task.operations)
     plan["base_url"] = task.base_url
     if with_responses:
         for step, operation in zip(plan["steps"], planner.operations, strict=True):

@@ -123,8 +123,8 @@ class SchemathesisGenerator:
 
     def generate(self, task: GenerationTask) -> GeneratedTest:
         document = task.openapi
-        operations = [operation_or_fail(document, label) for label in task.requirement.operations]
-        login = task.service.data.auth
+        operations = [operation_or_fail(document, label) for label in task.operations]
+        login = task.auth
         login_data = None
         if login is not None:
             login_operation = operation_or_fail(document, login.operation)
@@ -141,7 +141,7 @@ class SchemathesisGenerator:
             IMPORTS.format(base_url=task.base_url, examples=self.examples,
                            checks=",\n    ".join(CHECKS)),
             literal("LOGIN", login_data), literal("OPERATIONS", needs_auth),
-            literal("PATH_PARAMETERS", dict(task.service.data.seed.path)),
-            literal("DOCUMENT", trimmed_document(document, task.requirement.operations)),
+            literal("PATH_PARAMETERS", dict(task.seed.path)),
+            literal("DOCUMENT", trimmed_document(document, task.operations)),
             TEST.format(name=test_name("schemathesis", task)))
         return GeneratedTest(code, details={"examples": self.examples})

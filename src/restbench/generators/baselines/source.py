@@ -27,9 +27,9 @@ def literal(name: str, value: Any) -> str:
 
 def header(generator: str, task: GenerationTask, what: str) -> str:
     """The file's docstring. It names no wording: precise and vague give the same file."""
-    text = (f"{generator} baseline for {task.requirement.id} ({task.service.name}), written by "
+    text = (f"{generator} baseline for {task.requirement_id} ({task.service_name}), written by "
             f"restbench without reading the requirement's text.\n\n"
-            f"Operations: {', '.join(task.requirement.operations)}.\n\n{what}")
+            f"Operations: {', '.join(task.operations)}.\n\n{what}")
     paragraphs = [textwrap.fill(p, width=WIDTH) for p in text.split("\n\n")]
     return '"""' + "\n\n".join(paragraphs) + '\n"""\n'
 
@@ -39,5 +39,5 @@ def test_file(*parts: str) -> str:
 
 
 def test_name(prefix: str, task: GenerationTask) -> str:
-    suffix = "".join(c if c.isalnum() else "_" for c in task.requirement.id.lower())
+    suffix = "".join(c if c.isalnum() else "_" for c in task.requirement_id.lower())
     return f"test_{prefix}_{suffix}"

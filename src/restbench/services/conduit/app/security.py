@@ -17,7 +17,8 @@ from .db import get_db
 from .errors import unauthorized
 from .models import User
 
-JWT_SECRET = "conduit-restbench-signing-key"
+# HS256 needs a key of at least 32 bytes (RFC 7518, 3.2); PyJWT warns on every shorter one.
+JWT_SECRET = "conduit-restbench-hs256-signing-key-7f3a9c21e8d4"
 JWT_ALGORITHM = "HS256"
 TOKEN_LIFETIME = timedelta(days=30)
 # Modest on purpose: enough to be a real key-derivation, cheap enough for a benchmark.

@@ -18,3 +18,4 @@ def test_only_the_author_may_delete():
     fetched = requests.get(URL, timeout=10)
     assert fetched.status_code == 200
     assert fetched.json()["article"]["author"]["username"] == "bob"
+    assert fetched.json()["article"]["tagList"] == ["databases", "sqlite"]

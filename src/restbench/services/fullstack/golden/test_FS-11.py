@@ -24,4 +24,8 @@ def test_signup_with_existing_email_is_rejected():
     r = requests.post(f"{API}/users/signup", json=body, timeout=T)
     assert r.status_code == 400
     assert r.json() == {"detail": "The user with this email already exists in the system"}
-    assert login("alice@example.com", "alicepass123").status_code == 200
+    alice = auth("alice@example.com", "alicepass123")
+    assert login("alice@example.com", "another123").status_code == 400
+    me = requests.get(f"{API}/users/me", headers=alice, timeout=T).json()
+    assert me["full_name"] == "Alice Martin"
+    assert me["is_active"] is True

@@ -21,14 +21,15 @@ def auth(email, password):
 
 def test_signup_validation_errors():
     cases = [
-        {"email": "shorty@example.com", "password": "short77"},
-        {"email": "not-an-email", "password": "longenough1"},
-        {"email": "nopass@example.com"},
-        {"email": "toolong@example.com", "password": "x" * 129},
+        ({"email": "shorty@example.com", "password": "short77"}, "password"),
+        ({"email": "not-an-email", "password": "longenough1"}, "email"),
+        ({"email": "nopass@example.com"}, "password"),
+        ({"email": "toolong@example.com", "password": "x" * 129}, "password"),
     ]
-    for body in cases:
+    for body, field in cases:
         r = requests.post(f"{API}/users/signup", json=body, timeout=T)
         assert r.status_code == 422, body
+        assert [e["loc"] for e in r.json()["detail"]] == [["body", field]], body
     admin = auth("admin@example.com", "changethis")
     r = requests.get(f"{API}/users/", headers=admin, timeout=T)
     assert r.json()["count"] == 5

@@ -24,4 +24,9 @@ def test_email_domain_is_lower_cased_local_part_kept():
     r = requests.post(f"{API}/users/signup", json=body, timeout=T)
     assert r.status_code == 200
     assert r.json()["email"] == "Mixed.Case@example.com"
-    assert login("Mixed.Case@example.com", "mixedpass1").status_code == 200
+    r = login("Mixed.Case@example.com", "mixedpass1")
+    assert r.status_code == 200
+    headers = {"Authorization": f"Bearer {r.json()['access_token']}"}
+    r = requests.patch(f"{API}/users/me", json={"email": "Other.Case@Example.ORG"}, headers=headers, timeout=T)
+    assert r.status_code == 200
+    assert r.json()["email"] == "Other.Case@example.org"

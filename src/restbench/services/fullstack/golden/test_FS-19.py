@@ -24,6 +24,7 @@ def test_profile_update_validation():
     for body in ({"email": "not-an-email"}, {"email": None}, {"full_name": "x" * 256}):
         r = requests.patch(f"{API}/users/me", json=body, headers=headers, timeout=T)
         assert r.status_code == 422, body
+        assert [e["loc"] for e in r.json()["detail"]] == [["body", *body]], body
     r = requests.get(f"{API}/users/me", headers=headers, timeout=T)
     assert r.json()["email"] == "alice@example.com"
     assert r.json()["full_name"] == "Alice Martin"

@@ -21,11 +21,12 @@ def auth(email, password):
 
 def test_change_password_validation():
     headers = auth("alice@example.com", "alicepass123")
-    bodies = (
-        {"current_password": "alicepass123", "new_password": "short77"},
-        {"new_password": "alicenewpass1"},
+    cases = (
+        ({"current_password": "alicepass123", "new_password": "short77"}, "new_password"),
+        ({"new_password": "alicenewpass1"}, "current_password"),
     )
-    for body in bodies:
+    for body, field in cases:
         r = requests.patch(f"{API}/users/me/password", json=body, headers=headers, timeout=T)
         assert r.status_code == 422, body
+        assert [e["loc"] for e in r.json()["detail"]] == [["body", field]], body
     assert login("alice@example.com", "alicepass123").status_code == 200

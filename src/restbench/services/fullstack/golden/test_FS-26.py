@@ -24,4 +24,7 @@ def test_superuser_cannot_delete_self_via_me():
     r = requests.delete(f"{API}/users/me", headers=admin, timeout=T)
     assert r.status_code == 403
     assert r.json() == {"detail": "Super users are not allowed to delete themselves"}
-    assert login("admin@example.com", "changethis").status_code == 200
+    admin = auth("admin@example.com", "changethis")
+    r = requests.get(f"{API}/items/", headers=admin, timeout=T)
+    assert r.json()["count"] == 7
+    assert "Admin checklist" in [item["title"] for item in r.json()["data"]]

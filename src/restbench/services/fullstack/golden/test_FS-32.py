@@ -26,3 +26,5 @@ def test_superuser_cannot_create_duplicate_email():
     assert r.status_code == 400
     assert r.json() == {"detail": "The user with this email already exists in the system."}
     assert requests.get(f"{API}/users/", headers=admin, timeout=T).json()["count"] == 5
+    r = requests.get(f"{API}/utils/sent-emails/", headers=admin, params={"email_to": "bob@example.com"}, timeout=T)
+    assert r.json()["count"] == 0

@@ -22,11 +22,12 @@ def auth(email, password):
 def test_create_user_validation():
     admin = auth("admin@example.com", "changethis")
     cases = (
-        {"email": "weak@example.com", "password": "1234567"},
-        {"email": "nope", "password": "goodpass123"},
-        {"password": "goodpass123"},
+        ({"email": "weak@example.com", "password": "1234567"}, "password"),
+        ({"email": "nope", "password": "goodpass123"}, "email"),
+        ({"password": "goodpass123"}, "email"),
     )
-    for body in cases:
+    for body, field in cases:
         r = requests.post(f"{API}/users/", json=body, headers=admin, timeout=T)
         assert r.status_code == 422, body
+        assert [e["loc"] for e in r.json()["detail"]] == [["body", field]], body
     assert requests.get(f"{API}/users/", headers=admin, timeout=T).json()["count"] == 5

@@ -31,3 +31,4 @@ def test_negative_or_non_integer_paging_is_rejected():
     ):
         r = requests.get(f"{API}{path}", headers=headers, params=params, timeout=T)
         assert r.status_code == 422, (path, params)
+        assert [e["loc"] for e in r.json()["detail"]] == [["query", *params]], (path, params)

@@ -26,6 +26,7 @@ def test_item_update_validation():
     for body in ({"title": ""}, {"title": None}, {"title": "x" * 256}, {"description": "d" * 256}):
         r = requests.put(url, json=body, headers=alice, timeout=T)
         assert r.status_code == 422, body
+        assert [e["loc"] for e in r.json()["detail"]] == [["body", *body]], body
     r = requests.get(url, headers=alice, timeout=T)
     assert r.json()["title"] == "Grocery list"
     assert r.json()["description"] == "Milk, eggs, bread"

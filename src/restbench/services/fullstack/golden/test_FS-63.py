@@ -30,3 +30,9 @@ def test_reset_password_refuses_inactive_account():
     r = requests.post(f"{API}/reset-password/", json={"token": token, "new_password": "carolreset99"}, timeout=T)
     assert r.status_code == 400
     assert r.json() == {"detail": "Inactive user"}
+    # The password is unchanged: the old one is still right (so the account is reported inactive),
+    # the new one is wrong.
+    r = login("carol@example.com", "carolpass12")
+    assert (r.status_code, r.json()) == (400, {"detail": "Inactive user"})
+    r = login("carol@example.com", "carolreset99")
+    assert (r.status_code, r.json()) == (400, {"detail": "Incorrect email or password"})

@@ -11,6 +11,8 @@ TOO_SHORT = "Passwords must be at least 6 characters."
 NON_ALNUM = "Passwords must have at least one non alphanumeric character."
 DIGIT = "Passwords must have at least one digit ('0'-'9')."
 UPPER = "Passwords must have at least one uppercase ('A'-'Z')."
+LOWER = "Passwords must have at least one lowercase ('a'-'z')."
+UNIQUE = "Passwords must use at least 1 different characters."
 
 
 def register(password):
@@ -33,6 +35,21 @@ def test_password_policy():
     r = register("abcdef1!")
     assert r.status_code == 400
     assert r.json()["errors"] == {"PasswordRequiresUpper": [UPPER]}
+
+    r = register("ABCDEF1!")
+    assert r.status_code == 400
+    assert r.json()["errors"] == {"PasswordRequiresLower": [LOWER]}
+
+    r = register("")
+    assert r.status_code == 400
+    assert r.json()["errors"] == {
+        "PasswordTooShort": [TOO_SHORT],
+        "PasswordRequiresNonAlphanumeric": [NON_ALNUM],
+        "PasswordRequiresDigit": [DIGIT],
+        "PasswordRequiresLower": [LOWER],
+        "PasswordRequiresUpper": [UPPER],
+        "PasswordRequiresUniqueChars": [UNIQUE],
+    }
 
     r = requests.post(f"{BASE_URL}/users/login",
                       json={"email": "carol@example.com", "password": "abc"}, timeout=TIMEOUT)

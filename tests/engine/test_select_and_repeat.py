@@ -1,0 +1,83 @@
+"""`-R/--requirement` for run and validate, and `validate --repeat N`, as a user runs them."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from restbench.engine.flaky import NOT_RUN, flaky_outcomes
+from restbench.engine.validate import ValidationReport
+from tests.cli_helpers import restbench
+
+
+def report(outcomes: dict[tuple[str, str], str]) -> ValidationReport:
+    return ValidationReport("s", [], 0, len(outcomes), 0.0, outcomes=outcomes)
+
+
+def test_flaky_outcomes_lists_only_changing_outcomes() -> None:
+    steady = {("R1", "original"): "pass", ("R1", "R1-M1"): "fail"}
+    changed = {("R1", "original"): "pass", ("R1", "R1-M1"): "pass"}
+    flaky = flaky_outcomes([report(steady), report(changed), report(steady)])
+    assert [f.describe() for f in flaky] == ["R1 on R1-M1: fail x2, pass x1"]
+    assert flaky_outcomes([report(steady)] * 3) == []
+    missing = flaky_outcomes([report(steady), report({("R1", "original"): "pass"})])
+    assert missing[0].outcomes == (("fail", 1), (NOT_RUN, 1))
+
+
+def test_validate_checks_only_the_selected_requirements() -> None:
+    result = restbench("validate", "-s", "todo", "-R", "TODO-0[12],TODO-25", "-j", "2")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "todo: 3 requirements, 8 mutants" in result.stdout
+    assert "TODO-03" not in result.stdout and "TODO-25" in result.stdout
+
+
+def test_run_scores_only_the_selected_requirements(tmp_path: Path) -> None:
+    result = restbench("run", "-s", "todo", "-R", "TODO-1*", "-R", "TODO-21", "-g", "golden",
+                       "-V", "precise", "-o", tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = list(csv.DictReader((tmp_path / "requirements.csv").open()))
+    assert sorted(r["requirement"] for r in rows) == [
+        *(f"TODO-1{n}" for n in range(10)), "TODO-21"]
+    assert all(r["killed"] == r["mutants"] for r in rows)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_an_id_or_glob_that_names_nothing_is_a_one_line_error(command: str,
+                                                              tmp_path: Path) -> None:
+    extra = ["-o", str(tmp_path)] if command == "run" else []
+    result = restbench(command, "-s", "todo", "-R", "TODO-01,TODO-99,FS-*", *extra)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert "'TODO-99', 'FS-*' match no requirement of todo" in lines[0]
+    assert not (tmp_path / "scores.json").exists()
+
+
+def test_repeat_reports_an_outcome_that_changes(mini_service: Path, tmp_path: Path) -> None:
+    # MINI-01's golden test fails on the original in the first repetition only.
+    counter = tmp_path / "runs-on-original"
+    golden = mini_service / "golden" / "test_MINI-01.py"
+    golden.write_text(golden.read_text() + f'''
+
+def test_flaky_on_the_original():
+    from pathlib import Path
+    marker = Path({str(counter)!r})
+    if requests.get(f"{{BASE_URL}}/counters/zzz", timeout=10).status_code == 404:
+        seen = int(marker.read_text()) if marker.exists() else 0
+        marker.write_text(str(seen + 1))
+        assert seen >= 1
+''')
+    result = restbench("validate", "-s", mini_service, "--repeat", "3", "-j", "1")
+    # it runs on the original and the benign variant, one after the other (-j 1)
+    assert counter.read_text() == "6", result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "flaky: MINI-01 on original: pass x2, fail x1" in result.stdout
+    assert "problem in repetition 1: MINI-01: golden test does not pass on the original" \
+        in result.stdout.replace("\n", " ")
+    assert "mini: 1 flaky outcome(s) over 3 repetitions; 1 repetition(s) with problems" \
+        in result.stdout
+    steady = restbench("validate", "-s", mini_service, "-R", "MINI-02", "--repeat", "2")
+    assert steady.returncode == 0, steady.stdout + steady.stderr
+    assert "mini: 0 flaky outcome(s) over 2 repetitions" in steady.stdout
