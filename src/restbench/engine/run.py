@@ -12,7 +12,6 @@ import hashlib
 import inspect
 import logging
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from restbench.benchmark.openapi_doc import fetch_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, execute_jobs, open_executor
+from restbench.engine.live import LiveServers, LiveService
 from restbench.engine.scratch import scratch_folder
 from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import RestbenchError, ServiceStartError
@@ -42,7 +42,6 @@ from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
-from restbench.serving.pool import RunningServer
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
@@ -127,67 +126,6 @@ def execution_key(code_sha: str, implementation: Implementation, timeout_s: floa
 
 
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
-LIVE_SERVERS = 8  # servers kept up for refining generators' drafts
-
-
-def _live_key(implementation: Implementation) -> str:
-    return f"{implementation.service.name}/{implementation.id}"
-
-
-class _LiveServers:
-    """The servers refining generators talk to, kept running between drafts (a start costs
-    0.3–0.5 s, a reset a few ms). At most `limit` stay up; the least recently used idle one is
-    stopped first, so a matrix with hundreds of mutants does not hold hundreds of servers."""
-
-    def __init__(self, pool: ServerPool, limit: int = LIVE_SERVERS) -> None:
-        self._pool, self._limit = pool, limit
-        self._running: OrderedDict[str, RunningServer] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    def lock(self, implementation: Implementation) -> asyncio.Lock:
-        return self._locks.setdefault(_live_key(implementation), asyncio.Lock())
-
-    async def ready(self, implementation: Implementation) -> RunningServer:
-        """A freshly reset server of `implementation`; the caller holds its lock."""
-        server = self._running.pop(_live_key(implementation), None)
-        if server is not None:
-            try:
-                await server.reset()
-            except Exception:  # noqa: BLE001 - a draft may have brought it down: start anew
-                await self._pool.stop(server)
-                server = None
-        if server is None:
-            server = await self._pool.start(implementation, replica=1000)
-            await server.reset()
-        self._running[_live_key(implementation)] = server
-        await self._evict()
-        return server
-
-    async def _evict(self) -> None:
-        while len(self._running) > self._limit:
-            idle = next((key for key in self._running if not self._locks[key].locked()), None)
-            if idle is None:
-                return
-            await self._pool.stop(self._running.pop(idle))
-
-    async def close(self) -> None:
-        while self._running:
-            await self._pool.stop(self._running.popitem()[1])
-
-
-class _LiveService:
-    """What a refining generator talks to: one implementation, reset before every draft run.
-    Drafts for one implementation take turns on its server."""
-
-    def __init__(self, servers: _LiveServers, executor: Executor,
-                 implementation: Implementation) -> None:
-        self._servers, self._executor, self._implementation = servers, executor, implementation
-
-    async def execute(self, code: str) -> ExecutionResult:
-        async with self._servers.lock(self._implementation):
-            server = await self._servers.ready(self._implementation)
-            result = await self._executor.execute(code, server, name="draft")
-            return replace(result, exchanges=tuple(await server.exchanges()))
 
 
 class _Runner:
@@ -284,7 +222,7 @@ class _Runner:
             self.counts["generations"] += 1
             self.on_event(Advanced("generate", cell.requirement_id))
 
-        live_servers = _LiveServers(pool)
+        live_servers = LiveServers(pool)
         try:
             await asyncio.gather(*(make(index, cell) for index, cell in pending))
         finally:
@@ -292,10 +230,10 @@ class _Runner:
         return [rows[index] for index in range(len(cells))]
 
     async def _generate_one(self, cell: _Cell, openapi: dict[str, Any],
-                            live_servers: _LiveServers, executor: Executor) -> GenerationRow:
+                            live_servers: LiveServers, executor: Executor) -> GenerationRow:
         live = None
         if cell.generator.refines:
-            live = _LiveService(live_servers, executor,
+            live = LiveService(live_servers, executor,
                                 implementations_of(cell.service)[cell.target])
         requirement = cell.service.requirement(cell.requirement_id)
         started = time.perf_counter()

@@ -1,0 +1,6 @@
+"""The `restbench` command: a thin layer over the library, one module per group of commands."""
+
+from restbench.cli import benchmark, evaluation, reporting  # noqa: F401 - they register commands
+from restbench.cli.common import main
+
+__all__ = ["main"]

@@ -1,0 +1,5 @@
+"""`python -m restbench.cli`."""
+
+from restbench.cli import main
+
+main()

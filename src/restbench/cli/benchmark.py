@@ -1,0 +1,216 @@
+"""Commands over the benchmark: list, validate, run, serve and prices."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark.selection import select_requirements
+from restbench.cli.common import (
+    DEFAULT_GENERATORS,
+    console,
+    database_option,
+    errors,
+    fail,
+    generator_specs,
+    llm_config_option,
+    main,
+    progress,
+    requirement_option,
+    run_async,
+    sandbox_option,
+    service_option,
+    split,
+    timeout_option,
+    workers_option,
+)
+from restbench.engine import (
+    RunConfig,
+    run_benchmark,
+    validate_service,
+)
+from restbench.engine.flaky import flaky_outcomes
+from restbench.errors import RestbenchError
+from restbench.llm.config import CONFIG_ENV
+from restbench.reports import score_table, validation_table, write_results
+from restbench.reports.export import total_cost
+from restbench.reports.summary import generation_failure_summary
+from restbench.reports.table import services_table, usd
+
+
+@main.command("list")
+def list_services() -> None:
+    """Show the built-in services with their requirement and mutant counts, by mutant kind."""
+    try:
+        services = resolve_services(None)
+    except RestbenchError as exc:
+        fail(str(exc))
+    console.print(services_table(services))
+
+
+
+@main.command()
+@service_option
+@requirement_option
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run everything this many times and list every outcome that changes.")
+@workers_option
+@timeout_option
+@database_option
+@sandbox_option
+def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: int,
+             workers: int | None, timeout_s: float, database: str, no_sandbox: bool) -> None:
+    """Check that every golden test passes on the original and kills each of its mutants."""
+    try:
+        chosen = select_requirements(resolve_services(split(services)),
+                                     split(requirements))
+    except RestbenchError as exc:
+        fail(str(exc))
+    if repeat > 1:
+        sys.exit(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
+                                      not no_sandbox))
+    all_ok = True
+    for service in chosen:
+        with progress() as handle:
+            report = run_async(validate_service(service, workers=workers, timeout_s=timeout_s,
+                                                 database=database, sandbox=not no_sandbox,
+                                                 on_event=handle))
+        console.print(validation_table(report))
+        for problem in report.service_problems:
+            errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+        console.print(report.summary(), highlight=False)
+        all_ok &= report.ok
+    sys.exit(0 if all_ok else 1)
+
+
+def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
+                         timeout_s: float, database: str, sandbox: bool) -> int:
+    """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
+    bad = False
+    for service in services:
+        reports = []
+        for number in range(1, repeat + 1):
+            with progress() as handle:
+                reports.append(run_async(validate_service(
+                    service, workers=workers, timeout_s=timeout_s, database=database,
+                    sandbox=sandbox, on_event=handle)))
+            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
+                          f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
+            for problem in reports[-1].problems:  # at once: a long run may be stopped early
+                console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
+                              highlight=False)
+        flaky = flaky_outcomes(reports)
+        for item in flaky:
+            console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
+        unsound = sum(not report.ok for report in reports)
+        console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
+                      f"repetitions; {unsound} repetition(s) with problems", highlight=False)
+        bad |= bool(flaky) or bool(unsound)
+    return 1 if bad else 0
+
+
+@main.command()
+@service_option
+@requirement_option
+@click.option("-V", "--variant", "variants", multiple=True,
+              type=click.Choice([v.value for v in Variant]),
+              help="Requirement wording; repeat for several. Default: both.")
+@click.option("-g", "--generator", "generators", multiple=True,
+              help="Generator name (entry point) or module:attribute; repeat or comma-separate. "
+                   "Default: golden and the baselines " + ", ".join(DEFAULT_GENERATORS[1:]) + ".")
+@click.option("-a", "--generator-arg", "generator_args", multiple=True, metavar="[GEN.]KEY=VALUE",
+              help="Argument passed to the generator's constructor, e.g. files.dir=./tests.")
+@click.option("-m", "--models", multiple=True,
+              help="Models for generators that use one; comma-separated.")
+@click.option("-r", "--runs", "--repetitions", "repetitions", type=click.IntRange(min=1),
+              default=1, show_default=True, help="Repetitions of every generation.")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("restbench-results"), show_default=True,
+              help="Where the result store, scores.json and the CSV files go.")
+@click.option("--fresh", is_flag=True,
+              help="Generate again, and ask models again, even what the result store holds.")
+@llm_config_option
+@workers_option
+@timeout_option
+@database_option
+@sandbox_option
+def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
+        generators: tuple[str, ...],
+        generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
+        output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
+        timeout_s: float, database: str, no_sandbox: bool) -> None:
+    """Generate tests, execute them on the original and every mutant, print the scores."""
+    if llm_config is not None:
+        os.environ[CONFIG_ENV] = str(llm_config.resolve())
+    try:
+        names = split(generators) or list(DEFAULT_GENERATORS)
+        config = RunConfig(
+            services=tuple(split(services)),
+            variants=tuple(Variant(v) for v in variants) or (Variant.PRECISE, Variant.VAGUE),
+            generators=tuple(generator_specs(names, generator_args)),
+            models=tuple(split(models)), repetitions=repetitions, output_dir=output_dir,
+            workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
+            requirements=tuple(split(requirements)), sandbox=not no_sandbox)
+    except RestbenchError as exc:
+        fail(str(exc))
+    with progress() as handle:
+        result = run_async(run_benchmark(config, on_event=handle))
+    files = write_results(result, output_dir)
+    console.print(score_table(result))
+    counts = result.counts
+    console.print(f"{counts['generations']} generations made, {counts['generations_reused']} "
+                  f"reused; {counts['executions']} executions made, "
+                  f"{counts['executions_reused']} reused", highlight=False)
+    cost = total_cost(result)
+    if cost["usd"] or cost["input_tokens"]:
+        console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "
+                      f"{cost['output_tokens']} output tokens", highlight=False)
+    console.print("results: " + ", ".join(str(path) for path in files.values()), highlight=False)
+    if counts["generation_failures"]:
+        fail(generation_failure_summary(counts), code=1)
+
+
+@main.command()
+@llm_config_option
+def prices(llm_config: Path | None) -> None:
+    """Show the price table used for cost (USD per million tokens)."""
+    from restbench.llm import ModelSettings
+
+    try:
+        table = ModelSettings.load(llm_config).prices
+    except RestbenchError as exc:
+        fail(str(exc))
+    view = Table(title="Prices, USD per million tokens", title_justify="left")
+    for column in ("model", "input", "output", "also matches"):
+        view.add_column(column, justify="right" if column in ("input", "output") else "left")
+    for name, aliases, price in table.entries():
+        view.add_row(name, f"{price.input_per_million:.2f}", f"{price.output_per_million:.2f}",
+                     ", ".join(aliases))
+    console.print(view)
+    console.print("Dated snapshots match by prefix (gpt-5-mini-2025-08-07 is gpt-5-mini); add "
+                  "or override entries with \\[prices.NAME] in the model config file.",
+                  highlight=False)
+
+
+@main.command()
+@click.argument("service")
+@click.option("--mutant", default=None, help="Serve this mutant (or benign variant) instead.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@database_option
+def serve(service: str, mutant: str | None, host: str, port: int, database: str) -> None:
+    """Start one implementation of SERVICE in the foreground (Ctrl-C stops it)."""
+    from restbench.serving.foreground import serve_foreground
+
+    try:
+        serve_foreground(resolve_services([service])[0], mutant, host, port, database)
+    except RestbenchError as exc:
+        fail(str(exc))
+
+

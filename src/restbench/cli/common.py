@@ -1,0 +1,166 @@
+"""What every command shares: the consoles, one-line errors, progress bars, the `main`
+group and the options used by several commands."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from restbench.engine import (
+    Advanced,
+    Event,
+    Notice,
+    PhaseStarted,
+)
+from restbench.errors import RestbenchError
+from restbench.generators import GeneratorSpec
+
+# Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
+console = Console(width=None if Console().is_terminal else 200)
+errors = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> None:
+    errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+@contextmanager
+def progress() -> Iterator[Callable[[Event], None]]:
+    """A progress bar per phase (done/total, elapsed, ETA), fed by engine events."""
+    bars = Progress(TextColumn("{task.description:<9}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=errors, transient=False)
+    tasks: dict[str, TaskID] = {}
+
+    def handle(event: Event) -> None:
+        if isinstance(event, PhaseStarted):
+            if event.phase in tasks:
+                bars.update(tasks[event.phase], total=event.total)
+            else:
+                tasks[event.phase] = bars.add_task(event.phase, total=event.total)
+        elif isinstance(event, Advanced):
+            bars.advance(tasks[event.phase])
+        elif isinstance(event, Notice):
+            bars.console.print(f"[yellow]note:[/] {escape(event.message)}", highlight=False)
+
+    with bars:
+        yield handle
+
+
+# What `restbench run` scores when no generator is named: the reference and the no-LLM baselines.
+DEFAULT_GENERATORS = ("golden", "status-oracle", "schema-oracle", "schemathesis")
+
+
+@contextmanager
+def user_errors(interrupted: str) -> Iterator[None]:
+    """Every problem of a bad input on its own line, exit 2; Ctrl-C says what was kept, exit 130."""
+    try:
+        yield
+    except RestbenchError as exc:
+        for line in str(exc).splitlines():
+            errors.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        fail(interrupted, code=130)
+
+
+def split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def generator_specs(names: list[str], args: tuple[str, ...]) -> list[GeneratorSpec]:
+    per_generator: dict[str, dict[str, str]] = {name: {} for name in names}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep:
+            raise RestbenchError(f"--generator-arg {arg!r}: expected KEY=VALUE or GEN.KEY=VALUE")
+        target, dot, key = key.rpartition(".") if "." in key else ("", "", key)
+        chosen = [target] if dot else names
+        for name in chosen:
+            if name not in per_generator:
+                raise RestbenchError(f"--generator-arg {arg!r}: no generator '{name}' chosen")
+            per_generator[name][key] = value
+    return [GeneratorSpec(name, per_generator[name]) for name in names]
+
+
+def run_async(coroutine: Any) -> Any:
+    try:
+        return asyncio.run(coroutine)
+    except RestbenchError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; everything finished so far is saved, rerun the same command "
+              "to resume", code=130)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help="Log what the harness does.")
+@click.version_option(package_name="restbench")
+def main(verbose: bool) -> None:
+    """restbench: do generated API tests enforce the requirement they were written for?"""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for chatty in ("httpcore", "hpack", "asyncio", "urllib3"):  # connection-level noise
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
+service_option = click.option(
+    "-s", "--service", "services", multiple=True,
+    help="Built-in service name or path to a service folder; repeat or comma-separate. "
+         "Default: every built-in service.")
+workers_option = click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
+                              help="Executions in parallel. Default: the number of CPUs.")
+llm_config_option = click.option(
+    "--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+    help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, else "
+         "./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
+timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=30.0,
+                              show_default=True, help="Time limit of one test execution (s).")
+
+
+requirement_option = click.option(
+    "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
+    help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
+
+
+def _check_database(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    from restbench.serving.databases import DatabaseChoice
+
+    try:
+        DatabaseChoice.parse(value)
+    except RestbenchError as exc:
+        fail(str(exc))
+    return value
+
+
+sandbox_option = click.option(
+    "--no-sandbox", "no_sandbox", is_flag=True,
+    help="Run generated tests without the sandbox (no namespaces): only for machines that "
+         "cannot sandbox and tests you trust; a test can then read your files and API keys.")
+database_option = click.option(
+    "--db", "database", default="sqlite", show_default=True, metavar="sqlite|postgres|URL",
+    callback=_check_database,
+    help="Database of the services: sqlite; postgres (a throwaway PostgreSQL server the harness "
+         "starts and removes); or postgresql://USER@HOST/DB, your server (a database per "
+         "service server is created there and dropped).")
+
+
