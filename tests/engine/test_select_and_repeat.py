@@ -69,7 +69,10 @@ def test_flaky_on_the_original():
         marker.write_text(str(seen + 1))
         assert seen >= 1
 ''')
-    result = restbench("validate", "-s", mini_service, "--repeat", "3", "-j", "1")
+    # The flakiness is state kept in a host file between executions, which only an unsandboxed
+    # run allows (golden tests are restbench's own, so --no-sandbox is fair here).
+    result = restbench("validate", "-s", mini_service, "--repeat", "3", "-j", "1",
+                       "--no-sandbox")
     # it runs on the original and the benign variant, one after the other (-j 1)
     assert counter.read_text() == "6", result.stdout + result.stderr
     assert result.returncode == 1, result.stdout + result.stderr

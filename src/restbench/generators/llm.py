@@ -114,7 +114,7 @@ class SingleStepGenerator:
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         async with self._models.client(task.model, task) as client:
             return await write_test(client, task.requirement_text, task.openapi, task.base_url,
-                                    cache_tag=_tag(task), operations=task.requirement.operations,
+                                    cache_tag=_tag(task), operations=list(task.operations),
                                     openapi_mode=self.openapi_mode,
                                     answer_chars=ANSWER_KEPT_CHARS)
 
@@ -200,7 +200,7 @@ class RefineGenerator:
     async def _loop(self, task: GenerationTask, writer: ChatClient,
                     judge: ChatClient) -> GeneratedTest:
         first = await write_test(writer, task.requirement_text, task.openapi, task.base_url,
-                                 cache_tag=_tag(task), operations=task.requirement.operations,
+                                 cache_tag=_tag(task), operations=list(task.operations),
                                  openapi_mode=self.openapi_mode, answer_chars=ANSWER_KEPT_CHARS)
         total = first.cost
         rounds = [_Round(1, first.code, cost=first.cost,
@@ -259,7 +259,7 @@ class RefineGenerator:
         return GeneratedTest(rounds[-1].code, total, self._details(rounds, stop))
 
     def _plans(self, task: GenerationTask, with_trace: bool) -> list[PromptPlan]:
-        return plans(task.openapi, task.requirement.operations, self.openapi_mode, with_trace)
+        return plans(task.openapi, list(task.operations), self.openapi_mode, with_trace)
 
     async def _judge(self, judge: ChatClient, task: GenerationTask, draft: _Round,
                      identity: str) -> tuple[str | None, str, Cost]:
