@@ -4,11 +4,14 @@ Run as `python -m restbench.serving.launcher`. It imports the heavy service depe
 (FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
-     "control_socket": PATH}
-        -> {"ok": true, "pid": P, "port": N} | {"ok": false, "error": "..."}
+     "control_socket": PATH[, "original": SERVICE_DIR, "changed": [FILE], "warm_up": BOOL]}
+        -> {"ok": true, "pid": P, "port": N, "switch": HOW} | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
 
-Each child binds a free loopback port (the service) and a Unix socket (the harness's control
+With "original" (the service's own folder) and "changed" (the files of DIR that differ from it),
+the launcher imports the original app once per service and each child only applies the edit
+(`serving.originals`; HOW says which way: patch, reimport or full); without, each child imports
+the app from DIR. Each child binds a free loopback port (the service) and a Unix socket (the harness's control
 routes) before it reports the port, so there is no port race. Children die
 with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
 """
@@ -20,11 +23,16 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+from restbench.serving import originals
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -34,6 +42,11 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
+# Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
+SCRATCH_ROOT = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+_originals: dict[str, originals.Original] = {}
+_unloadable: set[str] = set()
 
 
 def _preload() -> None:
@@ -63,8 +76,14 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     sys.dont_write_bytecode = True
-    sys.path.insert(0, request["source"])
+    switch = originals.FULL
     try:
+        original = _originals.get(request.get("original", ""))
+        if original is None:
+            sys.path.insert(0, request["source"])
+        else:
+            switch = originals.activate(original, Path(request["source"]),
+                                        list(request.get("changed", [])))
         import uvicorn
 
         from restbench.serving.control import ControlledApp
@@ -89,7 +108,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
 
         traceback.print_exc()
         os._exit(1)
-    os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
+    os.write(report_fd, json.dumps({"port": sock.getsockname()[1], "switch": switch}).encode())
     os.close(report_fd)
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
     uvicorn.Server(config).run(sockets=[sock, control])
@@ -134,7 +153,39 @@ def _reap() -> None:
         pass
 
 
+def _load_original(request: dict[str, Any]) -> None:
+    """Imports (and warms up) a service's original app once, before its first child forks."""
+    root = request.get("original")
+    if not root or root in _originals or root in _unloadable:
+        return
+    _unloadable.add(root)
+    scratch = tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)
+    try:
+        warmup_url = f"sqlite:///{scratch}/warm.sqlite3" if request.get("warm_up") else None
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        saved = os.dup(1), os.dup(2)
+        os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
+        os.dup2(devnull, 2)
+        try:
+            _originals[root] = originals.load(Path(root), warmup_url)
+            _unloadable.discard(root)
+        except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
+            pass
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in (devnull, *saved):
+                os.close(fd)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    gc.freeze()
+
+
 def _start(request: dict[str, Any]) -> dict[str, Any]:
+    _load_original(request)
+    original = _originals.get(request.get("original", ""))
+    if original is not None:
+        originals.prepare(original, list(request.get("changed", [])))
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -148,7 +199,8 @@ def _start(request: dict[str, Any]) -> dict[str, Any]:
     if "port" not in report:
         _reap()
         return {"ok": False, "pid": pid, "error": report.get("error", "failed to start")}
-    return {"ok": True, "pid": pid, "port": report["port"]}
+    return {"ok": True, "pid": pid, "port": report["port"],
+            "switch": report.get("switch", originals.FULL)}
 
 
 def main() -> None:
