@@ -68,6 +68,10 @@ class RunningServer:
         except httpx.HTTPError:
             return []
 
+    async def busy_s(self) -> float:
+        """Seconds the service spent answering requests since the last reset (benchmarks)."""
+        return float((await self._control("GET", "busy"))["seconds"])
+
     def log_tail(self, limit: int = 600) -> str:
         try:
             text = self.log_file.read_text(errors="replace").strip()
@@ -78,10 +82,16 @@ class RunningServer:
 
 class ServerPool:
     """Starts, resets and stops service implementations under `workdir`, on `database`
-    (`sqlite`, `postgres` or a PostgreSQL URL)."""
+    (`sqlite`, `postgres` or a PostgreSQL URL).
 
-    def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite") -> None:
+    With `switch_mutants` (the default) the launcher imports each service's original app once and
+    a server for a mutant or benign variant only applies its edit (see `serving.originals`);
+    without, every server imports its implementation afresh (slower; for comparisons)."""
+
+    def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite", *,
+                 switch_mutants: bool = True) -> None:
         self.workdir = workdir
+        self.switch_mutants = switch_mutants
         self.database = DatabaseChoice.parse(database)
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
@@ -137,15 +147,16 @@ class ServerPool:
         log_file = source / f"replica-{replica}.log"
         token = secrets.token_urlsafe(24)
         control_socket = self._sockets / f"{next(self._socket_numbers)}.sock"
-        service = implementation.service
-        edit = implementation.edit
+        request: dict[str, Any] = {"op": "start", "source": str(source), "token": token,
+                                   "database_url": database_url, "log": str(log_file),
+                                   "control_socket": str(control_socket)}
+        if self.switch_mutants:
+            service, edit = implementation.service, implementation.edit
+            request.update(original=str(service.root.resolve()),
+                           changed=[Path(edit.file).as_posix()] if edit else [],
+                           warm_up=Database.SQLITE in service.data.databases)
         try:
-            answer = await self._ask({"op": "start", "source": str(source), "token": token,
-                                      "database_url": database_url, "log": str(log_file),
-                                      "control_socket": str(control_socket),
-                                      "original": str(service.root.resolve()),
-                                      "changed": [Path(edit.file).as_posix()] if edit else [],
-                                      "warm_up": Database.SQLITE in service.data.databases})
+            answer = await self._ask(request)
         except BaseException:
             await asyncio.to_thread(self._databases.drop, database_url)
             raise
