@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import json
 import logging
+import os
 import secrets
 import shutil
 import sys
@@ -31,6 +32,7 @@ from restbench.serving.databases import DatabaseChoice, open_databases, require_
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
+MEMORY_FOLDER = "/dev/shm"
 
 
 @dataclass
@@ -101,6 +103,10 @@ class ServerPool:
         # Control sockets: a short path (Unix socket paths are limited to 108 bytes), in a
         # folder only this user can enter.
         self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
+        # Implementation copies (and server logs) in memory where the machine has a tmpfs:
+        # copying a service to a busy disk took tens of ms per implementation.
+        self._sources = Path(tempfile.mkdtemp(prefix="restbench-src-", dir=MEMORY_FOLDER)) \
+            if os.access(MEMORY_FOLDER, os.W_OK) else workdir
         self._socket_numbers = itertools.count()
 
     async def __aenter__(self) -> Self:
@@ -134,7 +140,7 @@ class ServerPool:
     def _source_for(self, implementation: Implementation) -> Path:
         key = (implementation.service.name, implementation.id)
         if key not in self._materialized:
-            folder = self.workdir / implementation.service.name / implementation.id
+            folder = self._sources / implementation.service.name / implementation.id
             self._materialized[key] = materialize(implementation, folder)
         return self._materialized[key]
 
@@ -216,4 +222,6 @@ class ServerPool:
                     await self._launcher.wait()
         finally:
             shutil.rmtree(self._sockets, ignore_errors=True)
+            if self._sources != self.workdir:
+                shutil.rmtree(self._sources, ignore_errors=True)
             await asyncio.to_thread(self._databases.close)
