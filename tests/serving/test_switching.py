@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -15,6 +17,7 @@ from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import SqliteDatabases
+from tests.serving.test_postgres import needs_postgres
 
 LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
 
@@ -71,12 +74,14 @@ def test_each_way_of_switching_gives_the_edited_behaviour(tmp_path: Path) -> Non
     assert switched["LAYER-01-M5"][1] == [2, 3, 4, 5, 1]
 
 
-@pytest.mark.parametrize("service_name, mutant_ids", [
-    ("todo", ["TODO-01-M1", "TODO-14-M2", "TODO-23-M1"]),
-    ("conduit", ["CONDUIT-01-M1", "CONDUIT-03-M1"]),
+@pytest.mark.parametrize("service_name, mutant_ids, database", [
+    ("todo", ["TODO-01-M1", "TODO-14-M2", "TODO-23-M1"], "sqlite"),
+    ("conduit", ["CONDUIT-01-M1", "CONDUIT-03-M1"], "sqlite"),
+    pytest.param("fullstack", ["FS-01-M1", "FS-05-M1", "FS-02-M3"], "postgres",
+                 marks=needs_postgres),
 ])
 def test_builtin_mutants_answer_their_golden_test_as_a_fresh_import(
-        tmp_path: Path, service_name: str, mutant_ids: list[str]) -> None:
+        tmp_path: Path, service_name: str, mutant_ids: list[str], database: str) -> None:
     service = resolve_services([service_name])[0]
     implementations = implementations_of(service)
 
@@ -98,8 +103,8 @@ def test_builtin_mutants_answer_their_golden_test_as_a_fresh_import(
         return seen
 
     async def both() -> tuple[dict[str, object], dict[str, object]]:
-        async with ServerPool(tmp_path / "switched") as switched, \
-                ServerPool(tmp_path / "fresh", switch_mutants=False) as fresh, \
+        async with ServerPool(tmp_path / "switched", database) as switched, \
+                ServerPool(tmp_path / "fresh", database, switch_mutants=False) as fresh, \
                 Executor(1, 30, tmp_path / "exec", isolated=False) as executor:
             return await run(switched, executor), await run(fresh, executor)
 
@@ -125,3 +130,13 @@ def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path
     finally:
         databases.close()
     assert not path.parent.exists()
+
+
+def test_bench_runs_both_modes_and_reports(tmp_path: Path) -> None:
+    bench = Path(__file__).parents[2] / "benchmarks" / "bench.py"
+    done = subprocess.run([sys.executable, str(bench), "-n", "3"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("naive total", "normal total", "server start (per start)", "reset", "sandbox",
+                 "test's HTTP work", "peak memory of the process tree", "naive / normal"):
+        assert line in done.stdout, line
