@@ -133,6 +133,7 @@ class Timings:
     wrong: list[str] = field(default_factory=list)
     peak_bytes: int = 0
     starts: int = 0
+    switches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 def _free_port() -> int:
@@ -229,6 +230,9 @@ class _TimedPool:
         started = time.perf_counter()
         server = await self._pool.start(implementation, replica)
         self._timings.parts["server start (per start)"].append(time.perf_counter() - started)
+        self._timings.parts["  its CPU time in the server"].append(
+            getattr(server, "start_cpu_s", 0.0))
+        self._timings.switches[getattr(server, "switch", "")] += 1
         self._timings.starts += 1
         self._servers[server.base_url] = server
         reset = server.reset
@@ -300,7 +304,10 @@ def report(naive: Timings, normal: Timings, count: int, args: argparse.Namespace
                                               strict=False)]
             lines.append(f"  {'harness overhead (total - HTTP)':<34}{_ms(overhead):>10}"
                          f"{_ms(overhead, 0.95):>10}")
-        lines.append(f"  {'server starts':<34}{timings.starts:>10}")
+        ways = ", ".join(f"{count} {way}" for way, count in sorted(timings.switches.items())
+                         if way)
+        lines.append(f"  {'server starts':<34}{timings.starts:>10}"
+                     + (f"  ({ways})" if ways else ""))
         lines.append(f"  {'peak memory of the process tree':<34}"
                      f"{timings.peak_bytes / 2**20:>9.0f} MiB (PSS)")
     if naive.total and normal.total:

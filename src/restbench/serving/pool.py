@@ -45,6 +45,7 @@ class RunningServer:
     _client: httpx.AsyncClient = field(repr=False)
     database_url: str = field(default="", repr=False)
     switch: str = ""  # how the launcher made this implementation (see serving.originals)
+    start_cpu_s: float = 0.0  # CPU time the server process used to start
 
     @property
     def base_url(self) -> str:
@@ -179,7 +180,8 @@ class ServerPool:
                                                                       verify=False),
                                    headers={CONTROL_HEADER.decode(): token})
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
-                               client, database_url, answer.get("switch", ""))
+                               client, database_url, answer.get("switch", ""),
+                               float(answer.get("cpu_s", 0.0)))
         self._servers.append(server)
         await self._wait_healthy(server, name)
         log.debug("started %s on port %s", name, server.port)
