@@ -127,6 +127,15 @@ def activate(original: Original, source: Path, changed: list[str]) -> str:
     """In a forked child: makes `import app` give the implementation materialized in `source`
     whose files `changed` (relative to it) differ from the original. Returns how (see above)."""
     sys.path.insert(0, str(source))
+    try:
+        return _activate(original, source, changed)
+    except Exception:  # noqa: BLE001 - whatever went wrong, a fresh import is always right
+        for module_name in _package_modules():
+            del sys.modules[module_name]
+        return FULL
+
+
+def _activate(original: Original, source: Path, changed: list[str]) -> str:
     if len(changed) > 1:
         return FULL
     modules = dict(original.modules)
