@@ -7,6 +7,7 @@ import asyncio
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -140,3 +141,38 @@ def test_bench_runs_both_modes_and_reports(tmp_path: Path) -> None:
     for line in ("naive total", "normal total", "server start (per start)", "reset", "sandbox",
                  "test's HTTP work", "peak memory of the process tree", "naive / normal"):
         assert line in done.stdout, line
+
+
+HOLDER = """
+import asyncio, sys, time
+from pathlib import Path
+from restbench.benchmark import resolve_services
+from restbench.mutation import implementations_of
+from restbench.serving import ServerPool
+
+async def main():
+    pool = ServerPool(Path(sys.argv[2]))
+    await pool.start(implementations_of(resolve_services([sys.argv[1]])[0])["MINI-02-M1"])
+    print(*pool._memory_folders(), flush=True)
+    time.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_in_memory_folders_go_when_the_harness_is_killed(tmp_path: Path) -> None:
+    mini = Path(__file__).parents[1] / "fixtures" / "mini"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(mini), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        folders = [Path(f) for f in holder.stdout.readline().split()]
+        assert len(folders) == 2 and all(f.parent == Path("/dev/shm") for f in folders)
+        assert any(any(f.rglob("main.py")) for f in folders)  # the mutant's copy
+    finally:
+        holder.kill()
+        holder.wait()
+    deadline = time.monotonic() + 20
+    while any(f.exists() for f in folders) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(f.exists() for f in folders)

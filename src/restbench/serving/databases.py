@@ -89,6 +89,10 @@ class SqliteDatabases:
         if memory_root is not None and os.access(memory_root, os.W_OK):
             self._memory = Path(tempfile.mkdtemp(prefix="restbench-db-", dir=memory_root))
 
+    @property
+    def memory_folder(self) -> Path | None:
+        return self._memory
+
     def create(self, folder: Path, label: str) -> str:
         path = (self._memory or folder) / f"{label}.sqlite3"
         for suffix in ("", "-journal", "-wal", "-shm"):

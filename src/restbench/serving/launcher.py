@@ -1,6 +1,7 @@
 """The service launcher: a pre-warmed process that forks one child per service implementation.
 
-Run as `python -m restbench.serving.launcher`. It imports the heavy service dependencies once
+Run as `python -m restbench.serving.launcher [FOLDER...]` (the folders, in /dev/shm, are removed
+when it exits). It imports the heavy service dependencies once
 (FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
@@ -218,6 +219,17 @@ def main() -> None:
         pass
     for pid in children:
         _stop(pid)
+    _remove_scratch(sys.argv[1:])
+
+
+def _remove_scratch(folders: list[str]) -> None:
+    """Removes the pool's in-memory folders (databases, implementation copies) once the harness
+    is gone, also when it was killed: tmpfs is memory, and nothing else would free it."""
+    for folder in folders:
+        path = Path(folder)
+        if SCRATCH_ROOT is not None and path.parent == Path(SCRATCH_ROOT) \
+                and path.name.startswith("restbench-"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _serve(children: set[int]) -> None:

@@ -119,13 +119,21 @@ class ServerPool:
     async def _ensure_launcher(self) -> asyncio.subprocess.Process:
         if self._launcher is None or self._launcher.returncode is not None:
             self._launcher = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "restbench.serving.launcher",
+                sys.executable, "-m", "restbench.serving.launcher", *self._memory_folders(),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 env=clean_environment(), start_new_session=True)
             ready = await self._launcher.stdout.readline()  # type: ignore[union-attr]
             if not ready:
                 raise ServiceStartError("the service launcher did not start")
         return self._launcher
+
+    def _memory_folders(self) -> list[str]:
+        """Folders in memory that the launcher removes when it exits, even after a SIGKILL of
+        this process (it exits when its stdin closes)."""
+        folders = [getattr(self._databases, "memory_folder", None)]
+        if self._sources != self.workdir:
+            folders.append(self._sources)
+        return [str(folder) for folder in folders if folder is not None]
 
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         async with self._lock:
