@@ -57,18 +57,24 @@ def _processes_mentioning(text: str) -> list[str]:
                     "postgres) are not installed; .ci/run installs them (Debian: postgresql)")
 def test_validate_fullstack_on_postgresql_and_nothing_left(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The harness starts its own PostgreSQL server (data under TMPDIR) and removes it."""
+    """The harness starts its own PostgreSQL server (data in /dev/shm, else under TMPDIR) and
+    removes it, its servers' databases and copies."""
     # Short, and open to the `postgres` account the server runs as when we are root.
     scratch = Path(tempfile.mkdtemp(prefix="restbench-pgtest-", dir="/tmp"))
     scratch.chmod(0o755)
     monkeypatch.setenv("TMPDIR", str(scratch))
+    in_memory_before = set(Path("/dev/shm").glob("restbench-*"))
     try:
         result = restbench("validate", "-s", "fullstack", "--db", "postgres", timeout=1200)
+        left = set(Path("/dev/shm").glob("restbench-*")) - in_memory_before
+        assert not left, left  # other runs on this machine may own the ones that were there
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
         assert "Traceback" not in result.stderr
         assert "fullstack: " in result.stdout and "all sound" in result.stdout
         assert "on postgresql" in result.stdout
         assert list(scratch.iterdir()) == []
         assert _processes_mentioning(str(scratch)) == []
+        assert [p for p in _processes_mentioning("/dev/shm/restbench-pg-")
+                if not any(str(folder) in p for folder in in_memory_before)] == []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

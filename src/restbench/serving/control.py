@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ class ControlledApp:
         self.reset = reset
         self.token = token.encode()
         self.exchanges: list[dict[str, Any]] = []
+        self.busy_s = 0.0  # time spent answering the service's requests since the last reset
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(CONTROL_PREFIX) \
@@ -59,9 +61,12 @@ class ControlledApp:
         elif action == "reset" and scope["method"] == "POST":
             self.reset()
             self.exchanges.clear()
+            self.busy_s = 0.0
             await _respond(send, 200, {"status": "reset"})
         elif action == "exchanges":
             await _respond(send, 200, self.exchanges)
+        elif action == "busy":
+            await _respond(send, 200, {"seconds": self.busy_s})
         else:
             await _respond(send, 404, {"detail": "unknown control route"})
 
@@ -105,10 +110,12 @@ class ControlledApp:
                     record()
             await send(message)
 
+        started = time.perf_counter()
         try:
             await self.app(scope, recording_receive, recording_send)
         finally:
             record()  # also a request whose handler failed before responding
+            self.busy_s += time.perf_counter() - started
 
 
 def _via_unix_socket(scope: Scope) -> bool:

@@ -1,16 +1,23 @@
 """The service launcher: a pre-warmed process that forks one child per service implementation.
 
-Run as `python -m restbench.serving.launcher`. It imports the heavy service dependencies once
+Run as `python -m restbench.serving.launcher [FOLDER...]` (the folders, in /dev/shm, are removed
+when it exits). It imports the heavy service dependencies once
 (FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
-     "control_socket": PATH, "handoff_socket": PATH}
-        -> {"ok": true, "pid": P, "port": N} | {"ok": false, "error": "..."}
+     "control_socket": PATH, "handoff_socket": PATH[, "original": SERVICE_DIR,
+     "changed": [FILE], "warm_up": BOOL]}
+        -> {"ok": true, "pid": P, "port": N, "switch": HOW, "cpu_s": S}
+           | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
 
-Each child binds a free loopback port (the service), a Unix socket for the harness's control
-routes and one on which the harness hands it a sandbox's listening sockets (it then serves the
-service on them too, until told to stop), before it reports the port, so there is no race. Children die
+With "original" (the service's own folder) and "changed" (the files of DIR that differ from it),
+the launcher imports the original app once per service and each child only applies the edit
+(`serving.originals`; HOW says which way: patch, reimport or full); without, each child imports
+the app from DIR. Each child binds a free loopback port (the service), a Unix socket for the
+harness's control routes and one on which the harness hands it a sandbox's listening sockets (it
+then serves the service on them too, until told to stop), before it reports the port, so there
+is no race. Children die
 with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
 """
 
@@ -22,11 +29,16 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+from restbench.serving import originals
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -36,6 +48,11 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
+# Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
+SCRATCH_ROOT = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+_originals: dict[str, originals.Original] = {}
+_unloadable: set[str] = set()
 
 
 def _preload() -> None:
@@ -65,8 +82,14 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     sys.dont_write_bytecode = True
-    sys.path.insert(0, request["source"])
+    switch = originals.FULL
     try:
+        original = _originals.get(request.get("original", ""))
+        if original is None:
+            sys.path.insert(0, request["source"])
+        else:
+            switch = originals.activate(original, Path(request["source"]),
+                                        list(request.get("changed", [])))
         import uvicorn
 
         from restbench.serving.control import ControlledApp
@@ -96,7 +119,10 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
         os.close(report_fd)
         os._exit(1)
-    os.write(report_fd, json.dumps({"port": sock.getsockname()[1]}).encode())
+    # The child's CPU time so far (its counters start at the fork): what the start cost without
+    # waiting for a core, for benchmarks on a busy machine.
+    os.write(report_fd, json.dumps({"port": sock.getsockname()[1], "switch": switch,
+                                    "cpu_s": time.process_time()}).encode())
     os.close(report_fd)
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
     _handing_off_server_class()(config, handoff).run(sockets=[sock, control])
@@ -197,7 +223,39 @@ def _reap() -> None:
         pass
 
 
+def _load_original(request: dict[str, Any]) -> None:
+    """Imports (and warms up) a service's original app once, before its first child forks."""
+    root = request.get("original")
+    if not root or root in _originals or root in _unloadable:
+        return
+    _unloadable.add(root)
+    scratch = tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)
+    try:
+        warmup_url = f"sqlite:///{scratch}/warm.sqlite3" if request.get("warm_up") else None
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        saved = os.dup(1), os.dup(2)
+        os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
+        os.dup2(devnull, 2)
+        try:
+            _originals[root] = originals.load(Path(root), warmup_url)
+            _unloadable.discard(root)
+        except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
+            pass
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in (devnull, *saved):
+                os.close(fd)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    gc.freeze()
+
+
 def _start(request: dict[str, Any]) -> dict[str, Any]:
+    _load_original(request)
+    original = _originals.get(request.get("original", ""))
+    if original is not None:
+        originals.prepare(original, list(request.get("changed", [])))
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -211,7 +269,8 @@ def _start(request: dict[str, Any]) -> dict[str, Any]:
     if "port" not in report:
         _reap()
         return {"ok": False, "pid": pid, "error": report.get("error", "failed to start")}
-    return {"ok": True, "pid": pid, "port": report["port"]}
+    return {"ok": True, "pid": pid, "port": report["port"],
+            "switch": report.get("switch", originals.FULL), "cpu_s": report.get("cpu_s", 0.0)}
 
 
 def main() -> None:
@@ -225,6 +284,17 @@ def main() -> None:
         pass
     for pid in children:
         _stop(pid)
+    _remove_scratch(sys.argv[1:])
+
+
+def _remove_scratch(folders: list[str]) -> None:
+    """Removes the pool's in-memory folders (databases, implementation copies) once the harness
+    is gone, also when it was killed: tmpfs is memory, and nothing else would free it."""
+    for folder in folders:
+        path = Path(folder)
+        if SCRATCH_ROOT is not None and path.parent == Path(SCRATCH_ROOT) \
+                and path.name.startswith("restbench-"):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _serve(children: set[int]) -> None:

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import secrets
 import shutil
 import socket
@@ -24,6 +25,7 @@ from typing import Any, Self
 
 import httpx
 
+from restbench.benchmark.models import Database
 from restbench.errors import ServiceStartError
 from restbench.execution import channel
 from restbench.execution.environment import clean_environment
@@ -35,6 +37,7 @@ from restbench.serving.databases import DatabaseChoice, open_databases, require_
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
 HANDOFF_TIMEOUT_S = 10.0
+MEMORY_FOLDER = "/dev/shm"
 
 
 @dataclass
@@ -46,7 +49,8 @@ class RunningServer:
     log_file: Path
     _client: httpx.AsyncClient = field(repr=False)
     database_url: str = field(default="", repr=False)
-
+    switch: str = ""  # how the launcher made this implementation (see serving.originals)
+    start_cpu_s: float = 0.0  # CPU time the server process used to start
     handoff: socket.socket | None = field(default=None, repr=False)
     _handoff_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
@@ -94,6 +98,10 @@ class RunningServer:
         except httpx.HTTPError:
             return []
 
+    async def busy_s(self) -> float:
+        """Seconds the service spent answering requests since the last reset (benchmarks)."""
+        return float((await self._control("GET", "busy"))["seconds"])
+
     def log_tail(self, limit: int = 600) -> str:
         try:
             text = self.log_file.read_text(errors="replace").strip()
@@ -117,10 +125,16 @@ async def _connect_handoff(path: Path) -> socket.socket | None:
 
 class ServerPool:
     """Starts, resets and stops service implementations under `workdir`, on `database`
-    (`sqlite`, `postgres` or a PostgreSQL URL)."""
+    (`sqlite`, `postgres` or a PostgreSQL URL).
 
-    def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite") -> None:
+    With `switch_mutants` (the default) the launcher imports each service's original app once and
+    a server for a mutant or benign variant only applies its edit (see `serving.originals`);
+    without, every server imports its implementation afresh (slower; for comparisons)."""
+
+    def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite", *,
+                 switch_mutants: bool = True) -> None:
         self.workdir = workdir
+        self.switch_mutants = switch_mutants
         self.database = DatabaseChoice.parse(database)
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
@@ -130,6 +144,10 @@ class ServerPool:
         # Control sockets: a short path (Unix socket paths are limited to 108 bytes), in a
         # folder only this user can enter.
         self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
+        # Implementation copies (and server logs) in memory where the machine has a tmpfs:
+        # copying a service to a busy disk took tens of ms per implementation.
+        self._sources = Path(tempfile.mkdtemp(prefix="restbench-src-", dir=MEMORY_FOLDER)) \
+            if os.access(MEMORY_FOLDER, os.W_OK) else workdir
         self._socket_numbers = itertools.count()
 
     async def __aenter__(self) -> Self:
@@ -141,13 +159,21 @@ class ServerPool:
     async def _ensure_launcher(self) -> asyncio.subprocess.Process:
         if self._launcher is None or self._launcher.returncode is not None:
             self._launcher = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "restbench.serving.launcher",
+                sys.executable, "-m", "restbench.serving.launcher", *self._memory_folders(),
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 env=clean_environment(), start_new_session=True)
             ready = await self._launcher.stdout.readline()  # type: ignore[union-attr]
             if not ready:
                 raise ServiceStartError("the service launcher did not start")
         return self._launcher
+
+    def _memory_folders(self) -> list[str]:
+        """Folders in memory that the launcher removes when it exits, even after a SIGKILL of
+        this process (it exits when its stdin closes)."""
+        folders = [getattr(self._databases, "memory_folder", None)]
+        if self._sources != self.workdir:
+            folders.append(self._sources)
+        return [str(folder) for folder in folders if folder is not None]
 
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         async with self._lock:
@@ -163,7 +189,7 @@ class ServerPool:
     def _source_for(self, implementation: Implementation) -> Path:
         key = (implementation.service.name, implementation.id)
         if key not in self._materialized:
-            folder = self.workdir / implementation.service.name / implementation.id
+            folder = self._sources / implementation.service.name / implementation.id
             self._materialized[key] = materialize(implementation, folder)
         return self._materialized[key]
 
@@ -178,11 +204,17 @@ class ServerPool:
         number = next(self._socket_numbers)
         control_socket = self._sockets / f"{number}.sock"
         handoff_socket = self._sockets / f"{number}.handoff"
+        request: dict[str, Any] = {"op": "start", "source": str(source), "token": token,
+                                   "database_url": database_url, "log": str(log_file),
+                                   "control_socket": str(control_socket),
+                                   "handoff_socket": str(handoff_socket)}
+        if self.switch_mutants:
+            service, edit = implementation.service, implementation.edit
+            request.update(original=str(service.root.resolve()),
+                           changed=[Path(edit.file).as_posix()] if edit else [],
+                           warm_up=Database.SQLITE in service.data.databases)
         try:
-            answer = await self._ask({"op": "start", "source": str(source), "token": token,
-                                      "database_url": database_url, "log": str(log_file),
-                                      "control_socket": str(control_socket),
-                                      "handoff_socket": str(handoff_socket)})
+            answer = await self._ask(request)
         except BaseException:
             await asyncio.to_thread(self._databases.drop, database_url)
             raise
@@ -192,11 +224,15 @@ class ServerPool:
             log_text = log_file.read_text(errors="replace") if log_file.exists() else ""
             raise ServiceStartError(start_failure(name, answer["error"], log_text, source,
                                                   implementation))
+        # verify=False: plain HTTP over a Unix socket; loading the CA bundle for nothing cost
+        # 100-250 ms per server start.
         client = httpx.AsyncClient(timeout=30.0, trust_env=False, base_url="http://control",
-                                   transport=httpx.AsyncHTTPTransport(uds=str(control_socket)),
+                                   transport=httpx.AsyncHTTPTransport(uds=str(control_socket),
+                                                                      verify=False),
                                    headers={CONTROL_HEADER.decode(): token})
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
-                               client, database_url)
+                               client, database_url, answer.get("switch", ""),
+                               float(answer.get("cpu_s", 0.0)))
         self._servers.append(server)
         await self._wait_healthy(server, name)
         server.handoff = await _connect_handoff(handoff_socket)
@@ -244,4 +280,6 @@ class ServerPool:
                     await self._launcher.wait()
         finally:
             shutil.rmtree(self._sockets, ignore_errors=True)
+            if self._sources != self.workdir:
+                shutil.rmtree(self._sources, ignore_errors=True)
             await asyncio.to_thread(self._databases.close)

@@ -1,6 +1,7 @@
 """The fixed seed state: three accounts and three todos, always with the same ids."""
 
 from dataclasses import dataclass
+from functools import cache
 
 from sqlalchemy import delete, text
 from sqlalchemy.orm import Session
@@ -33,8 +34,10 @@ SEED_TODOS = [
 ]
 
 
+@cache
 def hash_seed_passwords() -> dict[str, str]:
-    """Hashed once per app so that a reset does not pay for key stretching."""
+    """Hashed once per process (a reset, or a server forked after a warm-up, does not pay for
+    key stretching again). Callers only read the answer."""
     return {user.id: hash_password(user.password) for user in SEED_USERS}
 
 

@@ -1,0 +1,324 @@
+"""Mutant switching: a service's original app, imported once in the launcher, turned into a
+mutant inside each forked server child.
+
+The launcher imports a service's original `app` package once (and runs `create_app` once on a
+scratch SQLite file, so that per-process caches such as seeded password hashes are warm), then
+keeps its modules aside. A child forked for an implementation of that service puts them back and
+applies the implementation's edit (one file, see `mutation.apply`) in the cheapest way that gives
+exactly the edited behaviour:
+
+- `patch`: the edit changes only the bodies of functions that never ran in the launcher (not at
+  import, not in the warm-up). Those functions get the edited file's code objects; nothing else
+  differs between the edited module and the original, so the result is the edited module.
+- `reimport`: otherwise the edited module and every module that imports it (directly or not) are
+  imported again from the implementation's materialized copy; the others stay as imported.
+- `full`: where a module to import again defines SQLAlchemy mapped classes (they cannot be
+  defined twice on one declarative base), or anything in the faster ways fails, the whole package
+  is imported from the copy, as a fresh process would.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import importlib
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE = "app"
+PATCH, REIMPORT, FULL = "patch", "reimport", "full"
+
+
+@dataclass
+class Original:
+    """A service's original app package, imported in the launcher and kept out of sys.modules."""
+
+    root: Path
+    modules: dict[str, types.ModuleType]
+    # (file relative to root, qualified name) -> the live function objects with that code
+    functions: dict[tuple[str, str], list[types.FunctionType]] = field(default_factory=dict)
+    # (file relative to root, qualified name) of every function that ran in the launcher
+    ran: set[tuple[str, str]] = field(default_factory=set)
+    warm_error: str = ""
+    # file relative to root -> its function bodies and skeleton (see `prepare`)
+    parsed: dict[str, tuple[dict[str, str] | None, str]] = field(default_factory=dict)
+
+
+def prepare(original: Original, changed: list[str]) -> None:
+    """Parses the original of each changed file once, in the launcher, so that the children
+    forked for mutants of that file only parse their own version."""
+    for relative in changed:
+        if relative not in original.parsed:
+            try:
+                tree = ast.parse((original.root / relative).read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            bodies = _bodies(tree)
+            original.parsed[relative] = (bodies, ast.dump(_skeleton(tree)))
+
+
+def _package_modules() -> dict[str, types.ModuleType]:
+    return {name: module for name, module in sys.modules.items()
+            if name == PACKAGE or name.startswith(PACKAGE + ".")}
+
+
+def load(root: Path, warmup_url: str | None) -> Original:
+    """Imports `root`'s app package (and warms it up on `warmup_url`), recording which of its
+    functions ran; leaves sys.modules and sys.path as they were."""
+    app_dir = str(root / PACKAGE)
+    ran_files: set[tuple[str, str]] = set()
+
+    def profile(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            code = frame.f_code
+            if code.co_filename.startswith(app_dir):
+                ran_files.add((code.co_filename, code.co_qualname))
+
+    for name in _package_modules():  # another service's package must not shadow this one
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    original = Original(root, {})
+    try:
+        sys.setprofile(profile)
+        try:
+            main = importlib.import_module(f"{PACKAGE}.main")
+            if warmup_url is not None:
+                try:
+                    main.create_app(warmup_url)
+                except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
+                    original.warm_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            sys.setprofile(None)
+        _dispose_engines()
+    finally:
+        sys.path.remove(str(root))
+        original.modules = _package_modules()
+        for name in original.modules:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+    original.ran = {(_relative(root, filename), qualname) for filename, qualname in ran_files}
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType) and obj.__code__.co_filename.startswith(app_dir):
+            key = (_relative(root, obj.__code__.co_filename), obj.__code__.co_qualname)
+            original.functions.setdefault(key, []).append(obj)
+    return original
+
+
+def _relative(root: Path, filename: str) -> str:
+    return Path(filename).relative_to(root).as_posix()
+
+
+def _dispose_engines() -> None:
+    """Closes the warm-up's database connections: no forked server may share them."""
+    try:
+        from sqlalchemy.engine import Engine
+    except ImportError:
+        return
+    gc.collect()
+    for obj in gc.get_objects():
+        if isinstance(obj, Engine):
+            obj.dispose()
+
+
+def activate(original: Original, source: Path, changed: list[str]) -> str:
+    """In a forked child: makes `import app` give the implementation materialized in `source`
+    whose files `changed` (relative to it) differ from the original. Returns how (see above)."""
+    sys.path.insert(0, str(source))
+    try:
+        return _activate(original, source, changed)
+    except Exception:  # noqa: BLE001 - whatever went wrong, a fresh import is always right
+        for module_name in _package_modules():
+            del sys.modules[module_name]
+        return FULL
+
+
+def _activate(original: Original, source: Path, changed: list[str]) -> str:
+    if len(changed) > 1:
+        return FULL
+    modules = dict(original.modules)
+    for module in modules.values():  # modules imported later come from the copy
+        if hasattr(module, "__path__"):
+            relative = Path(module.__path__[0]).relative_to(original.root)
+            module.__path__ = [str(source / relative)]
+    if not changed:
+        sys.modules.update(modules)
+        return PATCH
+    relative = changed[0]
+    name = _module_name(relative)
+    if name not in modules:  # imported later, from the copy
+        sys.modules.update(modules)
+        return PATCH
+    new_text = (source / relative).read_text(encoding="utf-8")
+    patches = _code_patches(original, relative, new_text, str(source / relative))
+    if patches is not None:
+        sys.modules.update(modules)
+        for functions, code in patches:
+            for function in functions:
+                function.__code__ = code
+        return PATCH
+    affected = _importers(modules, name)
+    if any(_defines_mapped_classes(modules[n]) for n in affected):
+        return FULL
+    sys.modules.update({n: m for n, m in modules.items() if n not in affected})
+    for parent in {n.rpartition(".")[0] for n in affected} - affected:
+        if parent in sys.modules:  # `from .routes import users` reads the package attribute
+            for child in affected:
+                if child.rpartition(".")[0] == parent:
+                    sys.modules[parent].__dict__.pop(child.rpartition(".")[2], None)
+    try:
+        for module_name in sorted(affected, key=lambda n: n != name):
+            importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - any failure: import everything afresh
+        for module_name in _package_modules():
+            del sys.modules[module_name]
+        return FULL
+    return REIMPORT
+
+
+def _module_name(relative: str) -> str:
+    parts = Path(relative).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+# --- patch: only function bodies changed ------------------------------------------------------
+
+
+def _code_patches(original: Original, relative: str, new_text: str,
+                  new_filename: str) -> list[tuple[list[types.FunctionType], types.CodeType]] | None:
+    """The code objects to swap in when the edit changes nothing but the bodies of functions
+    that never ran in the launcher; None when it changes anything else."""
+    prepare(original, [relative])
+    if relative not in original.parsed:
+        return None
+    old_bodies, old_skeleton = original.parsed[relative]
+    try:
+        new_tree = ast.parse(new_text)
+    except SyntaxError:
+        return None
+    new_bodies = _bodies(new_tree)
+    if old_bodies is None or new_bodies is None or old_bodies.keys() != new_bodies.keys():
+        return None
+    if old_skeleton != ast.dump(_skeleton(new_tree)):
+        return None
+    changed = [q for q in old_bodies if old_bodies[q] != new_bodies[q]]
+    if not changed or any((relative, q) in original.ran for q in changed):
+        return None
+    # dont_inherit: this module's own `from __future__` flags must not leak into the code.
+    new_codes = dict(_code_objects(compile(new_text, new_filename, "exec", dont_inherit=True)))
+    patches = []
+    for qualname in changed:
+        functions = original.functions.get((relative, qualname))
+        code = new_codes.get(qualname)
+        if not functions or code is None:
+            return None
+        for function in functions:
+            old = function.__code__
+            if old.co_freevars != code.co_freevars or old.co_flags != code.co_flags:
+                return None
+        patches.append((functions, code))
+    return patches
+
+
+def _bodies(tree: ast.Module) -> dict[str, str] | None:
+    """Every module- or class-level function's body (its docstring excluded) by qualified
+    name; None when a name is defined twice."""
+    found: dict[str, str] = {}
+
+    def visit(nodes: list[ast.stmt], prefix: str) -> bool:
+        for node in nodes:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = prefix + node.name
+                if qualname in found:
+                    return False
+                found[qualname] = ast.dump(ast.Module(body=_without_docstring(node.body),
+                                                      type_ignores=[]))
+            elif isinstance(node, ast.ClassDef):
+                if not visit(node.body, f"{prefix}{node.name}."):
+                    return False
+            elif isinstance(node, ast.If | ast.Try | ast.With | ast.For | ast.While):
+                # Conditional definitions: which one exists is decided at import time.
+                for child in ast.walk(node):
+                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        return False
+        return True
+
+    return found if visit(tree.body, "") else None
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+def _skeleton(tree: ast.Module) -> ast.Module:
+    """The module with every module- or class-level function body reduced to its docstring:
+    what runs at import time (decorators, defaults, annotations, class bodies, statements)."""
+    class Blank(ast.NodeTransformer):
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+            node.body = node.body[:1] if len(_without_docstring(node.body)) < len(node.body) \
+                else [ast.Pass()]
+            return node
+
+        visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    return Blank().visit(tree)  # type: ignore[no-any-return]
+
+
+def _code_objects(code: types.CodeType) -> Iterator[tuple[str, types.CodeType]]:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and "<locals>" not in const.co_qualname:
+            yield const.co_qualname, const
+            yield from _code_objects(const)
+
+
+# --- reimport: the edited module and its importers --------------------------------------------
+
+
+def _importers(modules: dict[str, types.ModuleType], name: str) -> set[str]:
+    """`name` and every package module that imports it, directly or through others."""
+    imports = {module_name: _imports_of(module_name, module)
+               for module_name, module in modules.items()}
+    affected = {name}
+    grew = True
+    while grew:
+        grew = False
+        for module_name, imported in imports.items():
+            if module_name not in affected and imported & affected:
+                affected.add(module_name)
+                grew = True
+    return affected
+
+
+def _imports_of(module_name: str, module: types.ModuleType) -> set[str]:
+    filename = getattr(module, "__file__", None)
+    if not filename:
+        return set()
+    try:
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return set()
+    package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            found.add(prefix)
+            found.update(f"{prefix}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _defines_mapped_classes(module: types.ModuleType) -> bool:
+    return any(isinstance(value, type) and value.__module__ == module.__name__
+               and hasattr(value, "__mapper__") for value in vars(module).values())

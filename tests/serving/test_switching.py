@@ -1,0 +1,178 @@
+"""Mutant switching: a server made from the launcher's imported original behaves exactly as one
+that imported the edited source afresh, whichever way the edit was applied."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from restbench.benchmark import resolve_services
+from restbench.execution import Executor
+from restbench.mutation import implementations_of
+from restbench.serving import RunningServer, ServerPool
+from restbench.serving.databases import SqliteDatabases
+from tests.serving.test_postgres import needs_postgres
+
+LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
+
+
+async def _probe(server: RunningServer) -> list[object]:
+    """Three increments of counter a, a read of it, one increment of a new counter b."""
+    await server.reset()
+    async with httpx.AsyncClient(base_url=server.base_url, trust_env=False) as client:
+        seen: list[object] = [(await client.post("/counters/a/increment")).json()["value"]
+                              for _ in range(3)]
+        seen.append((await client.get("/counters/a")).json()["value"])
+        seen.append((await client.post("/counters/b/increment")).json()["value"])
+    return seen
+
+
+async def _probe_all(pool: ServerPool, ids: list[str]) -> dict[str, tuple[str, list[object]]]:
+    implementations = implementations_of(resolve_services([str(LAYERED)])[0])
+    found = {}
+    for implementation_id in ids:
+        server = await pool.start(implementations[implementation_id])
+        try:
+            found[implementation_id] = (server.switch, await _probe(server))
+        finally:
+            await pool.stop(server)
+    return found
+
+
+def test_each_way_of_switching_gives_the_edited_behaviour(tmp_path: Path) -> None:
+    ids = ["original", "LAYER-01-M1", "LAYER-01-M2", "LAYER-01-M3", "LAYER-01-M4",
+           "LAYER-01-M5", "original"]
+
+    async def both() -> tuple[dict[str, tuple[str, list[object]]], ...]:
+        async with ServerPool(tmp_path / "switched") as switched, \
+                ServerPool(tmp_path / "fresh", switch_mutants=False) as fresh:
+            return await _probe_all(switched, ids), await _probe_all(fresh, ids)
+
+    switched, fresh = asyncio.run(both())
+    assert {i: behaviour for i, (_, behaviour) in switched.items()} == \
+        {i: behaviour for i, (_, behaviour) in fresh.items()}
+    assert {i: how for i, (how, _) in switched.items()} == {
+        "original": "patch",       # nothing to change
+        "LAYER-01-M1": "patch",    # a function body that never ran in the launcher
+        "LAYER-01-M2": "reimport",  # a module-level constant: logic and its importers again
+        "LAYER-01-M3": "reimport",  # the seed ran in the warm-up: its cached effects are stale
+        "LAYER-01-M4": "full",     # a mapped class cannot be defined twice on one base
+        "LAYER-01-M5": "patch",
+    }
+    # Each edit shows, and the original is untouched after its mutants were served.
+    assert switched["original"][1] == [2, 3, 4, 4, 1]
+    assert switched["LAYER-01-M1"][1] == [3, 5, 5, 5, 2]
+    assert switched["LAYER-01-M2"][1] == [2, 3, 3, 3, 1]
+    assert switched["LAYER-01-M3"][1] == [3, 4, 5, 5, 1]
+    assert switched["LAYER-01-M4"][1] == [2, 3, 4, 4, 5]
+    assert switched["LAYER-01-M5"][1] == [2, 3, 4, 5, 1]
+
+
+@pytest.mark.parametrize("service_name, mutant_ids, database", [
+    ("todo", ["TODO-01-M1", "TODO-14-M2", "TODO-23-M1"], "sqlite"),
+    ("conduit", ["CONDUIT-01-M1", "CONDUIT-03-M1"], "sqlite"),
+    pytest.param("fullstack", ["FS-01-M1", "FS-05-M1", "FS-02-M3"], "postgres",
+                 marks=needs_postgres),
+])
+def test_builtin_mutants_answer_their_golden_test_as_a_fresh_import(
+        tmp_path: Path, service_name: str, mutant_ids: list[str], database: str) -> None:
+    service = resolve_services([service_name])[0]
+    implementations = implementations_of(service)
+
+    async def run(pool: ServerPool, executor: Executor) -> dict[str, object]:
+        seen: dict[str, object] = {}
+        for mutant_id in mutant_ids:
+            implementation = implementations[mutant_id]
+            requirement = service.requirement(mutant_id.rsplit("-", 1)[0])
+            code = service.golden_path(requirement).read_text(encoding="utf-8")
+            server = await pool.start(implementation)
+            try:
+                await server.reset()
+                result = await executor.execute(code, server.base_url)
+                exchanges = await server.exchanges()
+            finally:
+                await pool.stop(server)
+            seen[mutant_id] = (server.switch, result.outcome,
+                               [(e["method"], e["url"], e["status"]) for e in exchanges])
+        return seen
+
+    async def both() -> tuple[dict[str, object], dict[str, object]]:
+        async with ServerPool(tmp_path / "switched", database) as switched, \
+                ServerPool(tmp_path / "fresh", database, switch_mutants=False) as fresh, \
+                Executor(1, 30, tmp_path / "exec", isolated=False) as executor:
+            return await run(switched, executor), await run(fresh, executor)
+
+    switched, fresh = asyncio.run(both())
+    for mutant_id in mutant_ids:
+        how, outcome, exchanges = switched[mutant_id]  # type: ignore[misc]
+        _, fresh_outcome, fresh_exchanges = fresh[mutant_id]  # type: ignore[misc]
+        assert (outcome, exchanges) == (fresh_outcome, fresh_exchanges), mutant_id
+        assert outcome.value == "fail", f"{mutant_id} ({how}) not killed by its golden test"
+    if service_name == "todo":
+        assert {switched[m][0] for m in mutant_ids} == {"patch", "reimport", "full"}  # type: ignore[index]
+
+
+def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path) -> None:
+    databases = SqliteDatabases()
+    try:
+        url = databases.create(tmp_path, "todo-original-0")
+        path = Path(url.removeprefix("sqlite:///"))
+        assert path.parent.parent == Path("/dev/shm")
+        sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
+        databases.drop(url)
+        assert not path.exists()
+    finally:
+        databases.close()
+    assert not path.parent.exists()
+
+
+def test_bench_runs_both_modes_and_reports(tmp_path: Path) -> None:
+    bench = Path(__file__).parents[2] / "benchmarks" / "bench.py"
+    done = subprocess.run([sys.executable, str(bench), "-n", "3"], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("naive total", "normal total", "server start (per start)", "reset", "sandbox",
+                 "test's HTTP work", "peak memory of the process tree", "naive / normal"):
+        assert line in done.stdout, line
+
+
+HOLDER = """
+import asyncio, sys, time
+from pathlib import Path
+from restbench.benchmark import resolve_services
+from restbench.mutation import implementations_of
+from restbench.serving import ServerPool
+
+async def main():
+    pool = ServerPool(Path(sys.argv[2]))
+    await pool.start(implementations_of(resolve_services([sys.argv[1]])[0])["MINI-02-M1"])
+    print(*pool._memory_folders(), flush=True)
+    time.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_in_memory_folders_go_when_the_harness_is_killed(tmp_path: Path) -> None:
+    mini = Path(__file__).parents[1] / "fixtures" / "mini"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(mini), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        folders = [Path(f) for f in holder.stdout.readline().split()]
+        assert len(folders) == 2 and all(f.parent == Path("/dev/shm") for f in folders)
+        assert any(any(f.rglob("main.py")) for f in folders)  # the mutant's copy
+    finally:
+        holder.kill()
+        holder.wait()
+    deadline = time.monotonic() + 20
+    while any(f.exists() for f in folders) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(f.exists() for f in folders)
