@@ -205,12 +205,12 @@ class _TimedExecutor:
         self._timings = timings
         self._servers = servers
 
-    async def execute(self, code: str, base_url: str, *, name: str = "generated"
+    async def execute(self, code: str, target: Any, *, name: str = "generated"
                       ) -> ExecutionResult:
         started = time.perf_counter()
-        result = await self._executor.execute(code, base_url, name=name)
+        result = await self._executor.execute(code, target, name=name)
         wall = time.perf_counter() - started
-        server = self._servers[base_url]
+        server = self._servers[target if isinstance(target, str) else target.base_url]
         self._timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))
         self._timings.parts["pytest"].append(result.duration_s)
         if hasattr(server, "busy_s"):  # older restbench: no such control route

@@ -16,12 +16,17 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 def _user_file(copied: str, copy_root: Path, implementation: Implementation) -> Path | None:
-    """The service file a path inside the copy stands for; None outside the copy."""
+    """The service file a path inside the copy stands for (or the service's own file, where
+    the launcher imported the original from the service folder); None outside both."""
+    path = Path(copied).resolve()
     try:
-        relative = Path(copied).resolve().relative_to(copy_root.resolve())
+        return implementation.service.root / path.relative_to(copy_root.resolve())
+    except ValueError:
+        pass
+    try:
+        return implementation.service.root / path.relative_to(implementation.service.root.resolve())
     except ValueError:
         return None
-    return implementation.service.root / relative
 
 
 def start_failure(name: str, error: str, log_text: str, copy_root: Path,
