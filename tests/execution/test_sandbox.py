@@ -146,3 +146,25 @@ def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> N
     assert killed.outcome is Outcome.ERROR
     assert killed.reason.startswith("worker failed")
     assert after.outcome is Outcome.PASS, after.reason
+
+
+def test_packages_installed_under_tmp_stay_importable(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual environment in a clone under /tmp: the sandbox's private /tmp must not hide
+    it (a module imported only by the test is looked up there at run time)."""
+    assert str(tmp_path).startswith("/tmp/")
+    packages = tmp_path / "site"
+    packages.mkdir()
+    (packages / "restbench_tmp_probe.py").write_text("ANSWER = 42\n")
+    monkeypatch.setenv("PYTHONPATH", str(packages))
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    code = "import restbench_tmp_probe\ndef test_x():\n    assert restbench_tmp_probe.ANSWER == 42\n"
+
+    async def scenario() -> ExecutionResult:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            return await executor.execute(code, server)
+
+    result = asyncio.run(scenario())
+    assert result.outcome is Outcome.PASS, result.reason + result.output

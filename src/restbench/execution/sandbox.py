@@ -121,6 +121,9 @@ def build_root(view: SandboxView, root: str, files: dict[str, bytes]) -> None:
     process of the new pid namespace (for /proc) while it still holds its capabilities."""
     ns.mount(None, "/", None, ns.MS_REC | ns.MS_PRIVATE)
     _tmpfs(root, f"size={ROOT_SIZE},mode=0755")
+    # The private /tmp first: the Python installation may itself live under /tmp (a virtual
+    # environment in a clone there), and its bind mount must land on top of it, not under it.
+    _tmpfs(_inside(root, "/tmp"), f"size={TMP_SIZE},mode=1777")
     for path in view.binds:
         _bind_read_only(path, _inside(root, path))
     for path in view.masked:
@@ -139,7 +142,6 @@ def build_root(view: SandboxView, root: str, files: dict[str, bytes]) -> None:
                  ns.MS_NOSUID | ns.MS_NODEV | ns.MS_NOEXEC)
     except ns.NamespaceError:
         pass  # a host that hides parts of its /proc refuses a new one: the test gets none
-    _tmpfs(_inside(root, "/tmp"), f"size={TMP_SIZE},mode=1777")
     _tmpfs(_inside(root, SCRATCH), f"size={SCRATCH_SIZE},mode=0755")
     for name, content in files.items():
         with open(_inside(root, f"{SCRATCH}/{name}"), "wb") as file:
