@@ -20,8 +20,9 @@ from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.openapi_doc import fetch_openapi
 from restbench.benchmark.selection import select_requirements
+from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
-from restbench.engine.jobs import Job, execute_jobs, open_executor
+from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers, LiveService
 from restbench.engine.scratch import scratch_folder
 from restbench.engine.subsets import mutant_subsets, requirement_columns
@@ -269,15 +270,14 @@ class _Runner:
                              round(time.perf_counter() - started - sum(waited), 4),
                              dict(test.details))
 
-    async def execute(self, generations: list[GenerationRow], pool: ServerPool,
-                      executor: Executor) -> None:
+    async def execute(self, generations: list[GenerationRow], backend: ExecutionBackend) -> None:
         """Original first; mutants and benign variants only for tests valid on the original."""
         implementations = {s.name: implementations_of(s) for s in self.services}
         services = {s.name: s for s in self.services}
         usable = [g for g in generations if g.status == "ok"]
         first = self._pending(usable, lambda g: [ORIGINAL], implementations)
         self.on_event(PhaseStarted("execute", len(first)))
-        await self._run(first, pool, executor)
+        await self._run(first, backend)
 
         def others(g: GenerationRow) -> list[str]:
             original = self.store.execution(execution_key(
@@ -290,7 +290,7 @@ class _Runner:
 
         second = self._pending(usable, others, implementations)
         self.on_event(PhaseStarted("execute", len(first) + len(second)))
-        await self._run(second, pool, executor)
+        await self._run(second, backend)
 
     def _pending(self, generations: list[GenerationRow], targets: Any,
                  implementations: dict[str, dict[str, Implementation]]) -> list[Job]:
@@ -309,7 +309,7 @@ class _Runner:
                 jobs.append(Job(g.code, implementation, g.requirement, key))
         return jobs
 
-    async def _run(self, jobs: list[Job], pool: ServerPool, executor: Executor) -> None:
+    async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
         def save(job: Job, result: ExecutionResult) -> None:
             self.store.save_execution(ExecutionRow(
                 job.key, digest_code(job.code), job.implementation.service.name,
@@ -319,7 +319,7 @@ class _Runner:
             self.counts["executions"] += 1
             self.on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
 
-        failures = await execute_jobs(jobs, pool, executor, save)
+        failures = await backend.execute(jobs, save)
         if failures:
             implementation_id, error = next(iter(failures.items()))
             raise ServiceStartError(f"{implementation_id}: {error} (run 'restbench validate')")
@@ -417,7 +417,7 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
                                   sandbox=config.sandbox, trusted_only=trusted_only,
                                   on_event=on_event) as executor:
                 generations = await runner.generate(pool, executor)
-                await runner.execute(generations, pool, executor)
+                await runner.execute(generations, LocalBackend(pool, executor))
         rows, per_requirement = _score_rows(runner, generations)
         runner.store.finish_run(run_id)
     finally:

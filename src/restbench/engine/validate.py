@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from restbench.benchmark.models import Service
+from restbench.engine.backend import LocalBackend
 from restbench.engine.events import Advanced, EventHandler, PhaseStarted, ignore
-from restbench.engine.jobs import Job, execute_jobs, open_executor
+from restbench.engine.jobs import Job, open_executor
 from restbench.errors import MutationError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
@@ -126,7 +127,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
         async with ServerPool(Path(scratch) / "servers", database) as pool, \
                 open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
                               trusted_only=True, on_event=on_event) as executor:
-            failures = await execute_jobs(jobs, pool, executor, record)
+            failures = await LocalBackend(pool, executor).execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
