@@ -4,28 +4,16 @@ static-security checker, `analyzer._Checker`)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from restbench.grading.security import rules
+from restbench.grading.security.checker_state import CheckerState
 from restbench.grading.security.findings import Kind
-from restbench.grading.security.paths import PathJudge, PathState
-from restbench.grading.security.urls import UrlJudge, UrlState
-from restbench.grading.security.values import NO, Resolver, snippet
-
-if TYPE_CHECKING:
-    from restbench.grading.security.index import ModuleIndex
+from restbench.grading.security.paths import PathState
+from restbench.grading.security.urls import UrlState
+from restbench.grading.security.values import NO, snippet
 
 
-class CallChecks:
-    index: ModuleIndex
-    resolver: Resolver
-    urls: UrlJudge
-    paths: PathJudge
-    base_url: str
-
-    def flag(self, node: ast.AST, kind: Kind, message: str) -> None:
-        raise NotImplementedError
-
+class CallChecks(CheckerState):
     def call(self, node: ast.Call) -> None:
         funcs = self.resolver.qualnames(node.func)
         self.network(node, funcs)

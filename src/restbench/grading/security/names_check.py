@@ -4,16 +4,11 @@ environment (a part of the static-security checker, `analyzer._Checker`)."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from restbench.grading.security import rules
+from restbench.grading.security.checker_state import CheckerState
 from restbench.grading.security.findings import Kind
-from restbench.grading.security.paths import PathJudge
-from restbench.grading.security.urls import UrlJudge
-from restbench.grading.security.values import NO, Resolver, snippet
-
-if TYPE_CHECKING:
-    from restbench.grading.security.index import ModuleIndex
+from restbench.grading.security.values import NO, snippet
 
 _VERBS = {
     Kind.PROCESS: "starts or controls processes",
@@ -26,17 +21,7 @@ _VERBS = {
 }
 
 
-
-class NameChecks:
-    index: ModuleIndex
-    resolver: Resolver
-    urls: UrlJudge
-    paths: PathJudge
-    base_url: str
-
-    def flag(self, node: ast.AST, kind: Kind, message: str) -> None:
-        raise NotImplementedError
-
+class NameChecks(CheckerState):
     def imports(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
