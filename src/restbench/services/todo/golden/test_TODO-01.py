@@ -1,4 +1,5 @@
-"""TODO-01: a newly registered account can log in and starts with an empty todo list."""
+"""TODO-01: a newly registered account can log in, starts with an empty todo list and shows its
+address as given, unconfirmed."""
 
 import os
 
@@ -20,7 +21,11 @@ def test_register_login_and_list_empty():
     token = r.json()["accessToken"]
     assert isinstance(token, str) and token
 
-    r = requests.get(f"{BASE_URL}/todos", headers={"Authorization": f"Bearer {token}"},
-                     timeout=TIMEOUT)
+    headers = {"Authorization": f"Bearer {token}"}
+    r = requests.get(f"{BASE_URL}/todos", headers=headers, timeout=TIMEOUT)
     assert r.status_code == 200
     assert r.json() == []
+
+    r = requests.get(f"{BASE_URL}/users/manage/info", headers=headers, timeout=TIMEOUT)
+    assert r.status_code == 200
+    assert r.json() == {"email": "carol@example.com", "isEmailConfirmed": False}
