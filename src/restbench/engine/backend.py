@@ -166,11 +166,13 @@ class LocalBackend:
         def rank(key: _Key) -> tuple[bool, bool, int]:
             return (bool(self._idle.get(key)), key[1] == ORIGINAL, len(self._pending[key]))
 
-        free = [key for key in self._pending if not self._held.get(key)]
-        if not free:  # every queue has a lane: a second server only for a long one
-            free = [key for key, queue in self._pending.items() if len(queue) >= MIN_CHUNK]
-            if not free:
-                return None
+        # A queue another lane serves gets one more server only when it is long: the original's
+        # queue, whose results unlock the rest, goes before short queues of other servers.
+        free = [key for key, queue in self._pending.items()
+                if len(queue) >= MIN_CHUNK * (self._held.get(key, 0) + 1)
+                or not self._held.get(key)]
+        if not free:
+            return None
         key = max(free, key=rank)
         servers = self._idle.get(key)
         server = servers.pop() if servers else None
