@@ -133,16 +133,6 @@ def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path
     assert not path.parent.exists()
 
 
-def test_bench_runs_both_modes_and_reports(tmp_path: Path) -> None:
-    bench = Path(__file__).parents[2] / "benchmarks" / "bench.py"
-    done = subprocess.run([sys.executable, str(bench), "-n", "3"], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stdout + done.stderr
-    for line in ("naive total", "normal total", "server start (per start)", "reset", "sandbox",
-                 "test's HTTP work", "peak memory of the process tree", "naive / normal"):
-        assert line in done.stdout, line
-
-
 HOLDER = """
 import asyncio, sys, time
 from pathlib import Path

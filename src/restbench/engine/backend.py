@@ -8,13 +8,19 @@ store and the scores stay with the caller, so every backend yields the same rows
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
+from collections import OrderedDict, deque
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass, field, replace
+from typing import Protocol, Self
 
-from restbench.engine.jobs import Done, Job, execute_jobs
+from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import ServiceStartError
 from restbench.execution import Executor
-from restbench.serving import ServerPool
+from restbench.mutation.apply import ORIGINAL
+from restbench.serving import RunningServer, ServerPool
 
 
 class ExecutionBackend(Protocol):
@@ -31,16 +37,234 @@ class ExecutionBackend(Protocol):
         ...
 
 
-class LocalBackend:
-    """Executions on this machine, with its server pool and sandboxed executor."""
+# Idle servers kept warm beyond those in use; the least recently used one beyond this stops.
+# Each costs ~10-20 MB (pages shared with the launcher count once); a start costs ~40-60 ms.
+WARM_SERVERS = 8
 
-    def __init__(self, pool: ServerPool, executor: Executor) -> None:
+_Key = tuple[str, str]  # (service name, implementation id)
+
+
+@dataclass(eq=False)
+class _Entry:
+    """One job of one `execute` call: its callback, and what its caller waits on."""
+
+    job: Job
+    on_done: Done
+    done: asyncio.Future[ServiceStartError | None]
+
+
+@dataclass(eq=False)
+class _Lane:
+    """One execution slot and the server it holds, if any."""
+
+    server: RunningServer | None = None
+    entry: _Entry | None = None
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+def _key(job: Job) -> _Key:
+    return (job.implementation.service.name, job.implementation.id)
+
+
+class LocalBackend:
+    """Executions on this machine, with its server pool and sandboxed executor.
+
+    Jobs of every pending `execute` call share one queue per implementation and `size` lanes.
+    A lane keeps its server while that implementation has work, then parks it among at most
+    `warm` idle servers (least recently used ones beyond stop), and picks next an implementation
+    with an idle server, else the original (its results unlock more work), else the one with
+    most work. A large queue gets a second server when another lane is free. Use it as an async
+    context manager (or call `close`) so that idle servers stop with it."""
+
+    def __init__(self, pool: ServerPool, executor: Executor, *, warm: int = WARM_SERVERS) -> None:
         self.pool = pool
         self.executor = executor
+        self.warm = warm
+        self.starts = 0  # servers started, for benchmarks and tests
+        self._pending: dict[_Key, deque[_Entry]] = {}
+        self._idle: OrderedDict[_Key, list[RunningServer]] = OrderedDict()
+        self._held: dict[_Key, int] = {}
+        self._lanes: list[_Lane] = []
+        self._replicas = itertools.count()
+        self._closed = False
 
     @property
     def size(self) -> int:
         return self.executor.size
 
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
     async def execute(self, jobs: Sequence[Job], on_done: Done) -> dict[str, ServiceStartError]:
-        return await execute_jobs(list(jobs), self.pool, self.executor, on_done)
+        if self._closed:
+            raise RuntimeError("LocalBackend is closed")
+        loop = asyncio.get_running_loop()
+        entries = [_Entry(job, on_done, loop.create_future()) for job in jobs]
+        for entry in entries:
+            self._pending.setdefault(_key(entry.job), deque()).append(entry)
+        self._add_lanes()
+        failures: dict[str, ServiceStartError] = {}
+        try:
+            for entry in entries:
+                error = await entry.done
+                if error is not None:
+                    failures[entry.job.implementation.id] = error
+        except BaseException:
+            for entry in entries:  # cancelled, or a callback failed: what did not start, won't
+                queue = self._pending.get(_key(entry.job))
+                if queue is not None and entry in queue:
+                    queue.remove(entry)
+                if not entry.done.done():
+                    entry.done.cancel()
+            raise
+        return failures
+
+    async def close(self) -> None:
+        """Stops the lanes (a running execution is cancelled) and every server they kept."""
+        self._closed = True
+        lanes, self._lanes = self._lanes, []
+        for lane in lanes:
+            if lane.task is not None:
+                lane.task.cancel()
+        for lane in lanes:
+            if lane.task is not None:
+                with contextlib.suppress(BaseException):
+                    await lane.task
+        for queue in self._pending.values():
+            for entry in queue:
+                if not entry.done.done():
+                    entry.done.cancel()
+        self._pending.clear()
+        idle = [server for servers in self._idle.values() for server in servers]
+        self._idle.clear()
+        for server in idle:
+            with contextlib.suppress(Exception):
+                await self.pool.stop(server)
+
+    # --- lanes ------------------------------------------------------------------------------
+
+    def _add_lanes(self) -> None:
+        """Up to `size` lanes; one with nothing to take ends at once."""
+        self._lanes = [lane for lane in self._lanes
+                       if lane.task is not None and not lane.task.done()]
+        while len(self._lanes) < self.size:
+            lane = _Lane()
+            lane.task = asyncio.ensure_future(self._run_lane(lane))
+            self._lanes.append(lane)
+
+    def _choose(self) -> tuple[_Key, RunningServer | None] | None:
+        """The implementation a free lane serves next, and an idle server of it if there is
+        one; None when there is nothing a free lane should take."""
+        for key in [key for key, queue in self._pending.items() if not queue]:
+            del self._pending[key]
+        if not self._pending:
+            return None
+
+        def rank(key: _Key) -> tuple[bool, bool, int]:
+            return (bool(self._idle.get(key)), key[1] == ORIGINAL, len(self._pending[key]))
+
+        # A queue another lane serves gets one more server only when it is long: the original's
+        # queue, whose results unlock the rest, goes before short queues of other servers.
+        free = [key for key, queue in self._pending.items()
+                if len(queue) >= MIN_CHUNK * (self._held.get(key, 0) + 1)
+                or not self._held.get(key)]
+        if not free:
+            return None
+        key = max(free, key=rank)
+        servers = self._idle.get(key)
+        server = servers.pop() if servers else None
+        if servers is not None and not servers:
+            del self._idle[key]
+        return key, server
+
+    async def _run_lane(self, lane: _Lane) -> None:
+        key: _Key | None = None
+        try:
+            while True:
+                queue = self._pending.get(key) if key is not None else None
+                if not queue:
+                    if key is not None:
+                        self._held[key] -= 1
+                        key = None
+                        await self._park(lane)
+                    choice = self._choose()
+                    if choice is None:
+                        return
+                    key, lane.server = choice
+                    self._held[key] = self._held.get(key, 0) + 1
+                    continue
+                lane.entry = queue.popleft()
+                if not lane.entry.done.done():  # else its caller gave up
+                    await self._run_entry(lane, lane.entry)
+                lane.entry = None
+        finally:
+            if lane.entry is not None and not lane.entry.done.done():
+                lane.entry.done.cancel()
+            if key is not None:
+                self._held[key] -= 1
+            if lane.server is not None:
+                server, lane.server = lane.server, None
+                with contextlib.suppress(Exception):
+                    await self.pool.stop(server)
+
+    async def _run_entry(self, lane: _Lane, entry: _Entry) -> None:
+        job = entry.job
+        try:
+            if lane.server is None:
+                lane.server = await self._start(job)
+            try:
+                await lane.server.reset()
+            except ServiceStartError:  # a test brought it down or made it hang
+                server, lane.server = lane.server, None
+                await self.pool.stop(server)
+                lane.server = await self._start(job)
+                await lane.server.reset()
+        except ServiceStartError as exc:
+            self._fail_queue(_key(job), entry, exc)
+            return
+        except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
+            entry.done.set_exception(exc)
+            return
+        try:
+            result = await self.executor.execute(job.code, lane.server, name=job.label)
+            result = replace(result, exchanges=tuple(await lane.server.exchanges()))
+            entry.on_done(job, result)
+        except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
+            if not entry.done.done():
+                entry.done.set_exception(exc)
+            return
+        if not entry.done.done():
+            entry.done.set_result(None)
+
+    async def _start(self, job: Job) -> RunningServer:
+        self.starts += 1
+        return await self.pool.start(job.implementation, next(self._replicas))
+
+    def _fail_queue(self, key: _Key, entry: _Entry, error: ServiceStartError) -> None:
+        """The implementation cannot start: its queued jobs are not run, their callers learn
+        why."""
+        for failed in [entry, *self._pending.pop(key, deque())]:
+            if not failed.done.done():
+                failed.done.set_result(error)
+
+    async def _park(self, lane: _Lane) -> None:
+        """The lane's server joins the idle ones; the least recently used beyond `warm` stop."""
+        server, lane.server = lane.server, None
+        if server is None:
+            return
+        key = _key_of(server)
+        self._idle.setdefault(key, []).append(server)
+        self._idle.move_to_end(key)
+        while sum(map(len, self._idle.values())) > self.warm:
+            oldest, servers = next(iter(self._idle.items()))
+            victim = servers.pop(0)
+            if not servers:
+                del self._idle[oldest]
+            await self.pool.stop(victim)
+
+
+def _key_of(server: RunningServer) -> _Key:
+    return (server.implementation.service.name, server.implementation.id)

@@ -212,6 +212,7 @@ class _Runner:
             rows[index] = cached
             self.counts["generations_reused"] += 1
             self.on_event(Advanced("generate", cell.requirement_id, reused=True))
+            self.execute(cached)
         in_flight = asyncio.Semaphore(GENERATIONS_IN_FLIGHT)
 
         async def make(index: int, cell: _Cell) -> None:
@@ -222,6 +223,7 @@ class _Runner:
             rows[index] = row
             self.counts["generations"] += 1
             self.on_event(Advanced("generate", cell.requirement_id))
+            self.execute(row)
 
         live_servers = LiveServers(pool)
         try:
@@ -270,44 +272,69 @@ class _Runner:
                              round(time.perf_counter() - started - sum(waited), 4),
                              dict(test.details))
 
-    async def execute(self, generations: list[GenerationRow], backend: ExecutionBackend) -> None:
-        """Original first; mutants and benign variants only for tests valid on the original."""
-        implementations = {s.name: implementations_of(s) for s in self.services}
-        services = {s.name: s for s in self.services}
-        usable = [g for g in generations if g.status == "ok"]
-        first = self._pending(usable, lambda g: [ORIGINAL], implementations)
-        self.on_event(PhaseStarted("execute", len(first)))
-        await self._run(first, backend)
+    def start_executions(self, backend: ExecutionBackend) -> None:
+        """From here on every generation handed to `execute` runs at once, overlapping the
+        generations still being made."""
+        self._backend = backend
+        self._implementations = {s.name: implementations_of(s) for s in self.services}
+        self._executions: dict[str, asyncio.Future[None]] = {}  # by store key, each run once
+        self._tests: list[asyncio.Task[None]] = []
+        self._execute_total = 0
 
-        def others(g: GenerationRow) -> list[str]:
-            original = self.store.execution(execution_key(
-                g.code_sha, implementations[g.service][ORIGINAL], self.config.timeout_s,
-                self.database.kind))
-            if original is None or original.outcome != Outcome.PASS.value:
-                return []
-            mutants = [m.id for m in services[g.service].requirement(g.requirement).mutants]
-            return mutants + [b.id for b in services[g.service].data.benign]
+    def execute(self, generation: GenerationRow) -> None:
+        """Runs `generation`'s test on the original as soon as it exists; on the mutants of its
+        requirement and the benign variants once it passed there."""
+        if generation.status == "ok":
+            self._tests.append(asyncio.ensure_future(self._execute_test(generation)))
 
-        second = self._pending(usable, others, implementations)
-        self.on_event(PhaseStarted("execute", len(first) + len(second)))
-        await self._run(second, backend)
+    async def executions_done(self) -> None:
+        await asyncio.gather(*self._tests)
 
-    def _pending(self, generations: list[GenerationRow], targets: Any,
-                 implementations: dict[str, dict[str, Implementation]]) -> list[Job]:
-        jobs, seen = [], set()
-        for g in generations:
-            for target in targets(g):
-                implementation = implementations[g.service][target]
-                key = execution_key(g.code_sha, implementation, self.config.timeout_s,
-                                    self.database.kind)
-                if key in seen:
-                    continue
-                seen.add(key)
-                if self.store.execution(key) is not None:
-                    self.counts["executions_reused"] += 1
-                    continue
-                jobs.append(Job(g.code, implementation, g.requirement, key))
-        return jobs
+    async def cancel_executions(self) -> None:
+        """Stops the executions still running (after a failure or an interruption)."""
+        for task in self._tests:
+            task.cancel()
+        await asyncio.gather(*self._tests, return_exceptions=True)
+
+    async def _execute_test(self, g: GenerationRow) -> None:
+        implementations = self._implementations[g.service]
+        await self._run_targets(g, [ORIGINAL])
+        original = self.store.execution(execution_key(
+            g.code_sha, implementations[ORIGINAL], self.config.timeout_s, self.database.kind))
+        if original is None or original.outcome != Outcome.PASS.value:
+            return
+        service = next(s for s in self.services if s.name == g.service)
+        await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
+                                + [b.id for b in service.data.benign])
+
+    async def _run_targets(self, g: GenerationRow, targets: list[str]) -> None:
+        """Executes `g` on `targets`, each unless the store has it or another test with the
+        same code already runs it there."""
+        jobs, waits = [], []
+        for target in targets:
+            implementation = self._implementations[g.service][target]
+            key = execution_key(g.code_sha, implementation, self.config.timeout_s,
+                                self.database.kind)
+            if key in self._executions:
+                waits.append(self._executions[key])
+                continue
+            self._executions[key] = asyncio.get_running_loop().create_future()
+            if self.store.execution(key) is not None:
+                self.counts["executions_reused"] += 1
+                self._executions[key].set_result(None)
+                continue
+            jobs.append(Job(g.code, implementation, g.requirement, key))
+        if jobs:
+            self._execute_total += len(jobs)
+            self.on_event(PhaseStarted("execute", self._execute_total))
+            try:
+                await self._run(jobs, self._backend)
+            finally:
+                for job in jobs:
+                    if not self._executions[job.key].done():
+                        self._executions[job.key].set_result(None)
+        if waits:
+            await asyncio.gather(*waits)
 
     async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
         def save(job: Job, result: ExecutionResult) -> None:
@@ -415,9 +442,14 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
             async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
                     open_executor(config.workers, config.timeout_s, Path(scratch) / "exec",
                                   sandbox=config.sandbox, trusted_only=trusted_only,
-                                  on_event=on_event) as executor:
-                generations = await runner.generate(pool, executor)
-                await runner.execute(generations, LocalBackend(pool, executor))
+                                  on_event=on_event) as executor, \
+                    LocalBackend(pool, executor) as backend:
+                runner.start_executions(backend)
+                try:
+                    generations = await runner.generate(pool, executor)
+                    await runner.executions_done()
+                finally:
+                    await runner.cancel_executions()
         rows, per_requirement = _score_rows(runner, generations)
         runner.store.finish_run(run_id)
     finally:

@@ -126,8 +126,9 @@ async def validate_service(service: Service, *, workers: int | None = None,
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
         async with ServerPool(Path(scratch) / "servers", database) as pool, \
                 open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
-                              trusted_only=True, on_event=on_event) as executor:
-            failures = await LocalBackend(pool, executor).execute(jobs, record)
+                              trusted_only=True, on_event=on_event) as executor, \
+                LocalBackend(pool, executor) as backend:
+            failures = await backend.execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),

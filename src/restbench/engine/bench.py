@@ -1,4 +1,4 @@
-"""What one execution costs: restbench's harness against a naive one, in one run.
+"""`restbench bench`: what one execution costs, restbench's harness against a naive one, in one run.
 
 Takes the first N executions of `restbench validate` for a service (each golden test on the
 original, on its requirement's mutants and on the benign variants, in that order) and runs them
@@ -7,19 +7,17 @@ twice, interleaved in rounds so that both modes share the machine's load:
 - naive: per execution a fresh server process (`python` imports the implementation and runs
   uvicorn) and a fresh `python -m pytest` subprocess, what a container-style harness does at best
   (no container start counted);
-- normal: restbench's own path (`engine.jobs.execute_jobs`: servers forked by the launcher, one
-  per implementation, reset before each execution, tests in the sandboxed pre-warmed workers).
+- normal: restbench's own path (`engine.backend.LocalBackend`: servers forked by the launcher,
+  kept warm, reset before each execution, tests in the sandboxed pre-warmed workers).
 
 Prints per-execution medians and 95th percentiles, the ratio, a breakdown (server start, reset,
 sandbox, pytest, the test's own HTTP work as the service timed it) and the peak memory of the
-whole process tree (sum of proportional set sizes, so pages shared after fork count once).
-
-    python benchmarks/bench.py [-s todo] [-n 60] [--db sqlite|postgres] [--no-sandbox]
+whole process tree (the sum of proportional set sizes, so pages shared after a fork count
+once, and the plain sum of resident set sizes).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import socket
@@ -35,7 +33,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from restbench.benchmark import resolve_services
-from restbench.engine.jobs import Job, execute_jobs
+from restbench.engine.backend import LocalBackend
+from restbench.engine.jobs import Job
+from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
@@ -75,11 +75,12 @@ def _expected(job: Job) -> Outcome:
 
 
 class TreeMemory:
-    """Samples the proportional set size of this process and all its descendants."""
+    """Samples the memory of this process and all its descendants: the sum of their
+    proportional set sizes and of their resident set sizes."""
 
     def __init__(self, interval_s: float = 0.05) -> None:
         self.interval_s = interval_s
-        self.peak_bytes = 0
+        self.peak = (0, 0)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -92,14 +93,16 @@ class TreeMemory:
         self._thread.join()
 
     def reset_peak(self) -> None:
-        self.peak_bytes = 0
+        self.peak = (0, 0)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            self.peak_bytes = max(self.peak_bytes, tree_pss_bytes(os.getpid()))
+            pss, rss = tree_memory_bytes(os.getpid())
+            self.peak = (max(self.peak[0], pss), max(self.peak[1], rss))
 
 
-def tree_pss_bytes(root: int) -> int:
+def tree_memory_bytes(root: int) -> tuple[int, int]:
+    """(sum of PSS, sum of RSS) of `root` and its descendants, in bytes."""
     children: dict[int, list[int]] = defaultdict(list)
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -109,18 +112,20 @@ def tree_pss_bytes(root: int) -> int:
                 continue
             parent = int(stat.rpartition(")")[2].split()[1])
             children[parent].append(int(entry))
-    total, todo = 0, [root]
+    pss = rss = 0
+    todo = [root]
     while todo:
         pid = todo.pop()
         todo.extend(children.get(pid, []))
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
-                    total += int(line.split()[1]) * 1024
-                    break
+                    pss += int(line.split()[1]) * 1024
+                elif line.startswith("Rss:"):
+                    rss += int(line.split()[1]) * 1024
         except OSError:
             continue
-    return total
+    return pss, rss
 
 
 # --- the two modes -----------------------------------------------------------------------------
@@ -131,8 +136,10 @@ class Timings:
     total: list[float] = field(default_factory=list)
     parts: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     wrong: list[str] = field(default_factory=list)
-    peak_bytes: int = 0
+    peak_pss: int = 0
+    peak_rss: int = 0
     starts: int = 0
+    most_servers: int = 0  # servers alive at once, at most
     switches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
@@ -196,13 +203,13 @@ def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings:
 
 
 class _TimedExecutor:
-    """The executor as execute_jobs sees it, timing each execution and the service's own work."""
+    """The executor as the backend sees it, timing each execution and the service's own work."""
 
     def __init__(self, executor: Executor, timings: Timings,
                  servers: dict[str, Any]) -> None:
         self._executor = executor
         self.size = executor.size
-        self._timings = timings
+        self.timings = timings
         self._servers = servers
 
     async def execute(self, code: str, target: Any, *, name: str = "generated"
@@ -211,72 +218,99 @@ class _TimedExecutor:
         result = await self._executor.execute(code, target, name=name)
         wall = time.perf_counter() - started
         server = self._servers[target if isinstance(target, str) else target.base_url]
-        self._timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))
-        self._timings.parts["pytest"].append(result.duration_s)
-        if hasattr(server, "busy_s"):  # older restbench: no such control route
-            self._timings.parts["test's HTTP work"].append(await server.busy_s())
+        self.timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))
+        self.timings.parts["pytest"].append(result.duration_s)
+        self.timings.parts["test's HTTP work"].append(await server.busy_s())
         return result
 
 
 class _TimedPool:
-    """The server pool as execute_jobs sees it, timing starts and resets."""
+    """The server pool as the backend sees it, timing starts and resets."""
 
     def __init__(self, pool: ServerPool, timings: Timings, servers: dict[str, Any]) -> None:
         self._pool = pool
-        self._timings = timings
+        self.timings = timings
         self._servers = servers
+        self._alive: set[int] = set()
 
     async def start(self, implementation: Implementation, replica: int = 0) -> Any:
         started = time.perf_counter()
         server = await self._pool.start(implementation, replica)
-        self._timings.parts["server start (per start)"].append(time.perf_counter() - started)
-        self._timings.parts["  its CPU time in the server"].append(
-            getattr(server, "start_cpu_s", 0.0))
-        self._timings.switches[getattr(server, "switch", "")] += 1
-        self._timings.starts += 1
+        self.timings.parts["server start (per start)"].append(time.perf_counter() - started)
+        self.timings.parts["  its CPU time in the server"].append(server.start_cpu_s)
+        self.timings.switches[server.switch] += 1
+        self.timings.starts += 1
+        self._alive.add(id(server))
+        self.timings.most_servers = max(self.timings.most_servers, len(self._alive))
         self._servers[server.base_url] = server
         reset = server.reset
 
         async def timed_reset() -> None:
             began = time.perf_counter()
             await reset()
-            self._timings.parts["reset"].append(time.perf_counter() - began)
+            self.timings.parts["reset"].append(time.perf_counter() - began)
 
         server.reset = timed_reset  # type: ignore[method-assign]
         return server
 
     async def stop(self, server: Any) -> None:
+        self._alive.discard(id(server))
         await self._pool.stop(server)
 
 
-async def run_normal(jobs: list[Job], pool: ServerPool, executor: Executor,
-                     timings: Timings) -> None:
-    servers: dict[str, Any] = {}
-    finished: dict[int, float] = {}
-    started = time.perf_counter()
-    order = {id(job): number for number, job in enumerate(jobs)}
-    last = [started]
+async def run_normal(jobs: list[Job], backend: LocalBackend, timings: Timings) -> None:
+    """Runs `jobs` through `backend` (whose pool and executor are the timed ones above)."""
+    finished: list[float] = []
+    last = [time.perf_counter()]
+    started = last[0]
 
     def done(job: Job, result: ExecutionResult) -> None:
         now = time.perf_counter()
-        finished[order[id(job)]] = now - last[0]
+        finished.append(now - last[0])
         last[0] = now
         if result.outcome is not _expected(job):
             timings.wrong.append(f"normal {job.implementation.id}: {result.outcome.value} "
                                  f"{result.reason}")
 
-    failures = await execute_jobs(jobs, _TimedPool(pool, timings, servers),  # type: ignore[arg-type]
-                                  _TimedExecutor(executor, timings, servers),  # type: ignore[arg-type]
-                                  done)
+    for mode in (backend.pool, backend.executor):
+        mode.timings = timings  # type: ignore[union-attr]
+    failures = await backend.execute(jobs, done)
     wall = time.perf_counter() - started
     timings.wrong += [f"normal {name}: {exc}" for name, exc in failures.items()]
-    # With one worker the time between two finished executions is one execution's cost,
-    # its share of the server start included.
-    timings.total += list(finished.values())
+    # With one lane the time between two finished executions is one execution's cost, its
+    # share of server starts included.
+    timings.total += finished
     timings.parts["wall per execution (throughput)"].append(wall / max(1, len(jobs)))
 
 
 # --- report ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    service: str = "todo"
+    count: int = 60  # executions per mode: the first N of `validate -s SERVICE`
+    database: str = "sqlite"
+    sandbox: bool = True
+
+
+@dataclass
+class BenchResult:
+    config: BenchConfig
+    executions: int
+    naive: Timings
+    normal: Timings
+    load: tuple[float, float, float]
+
+    @property
+    def ratio(self) -> float | None:
+        if not self.naive.total or not self.normal.total:
+            return None
+        return statistics.median(self.naive.total) / statistics.median(self.normal.total)
+
+    @property
+    def wrong(self) -> list[str]:
+        return self.naive.wrong + self.normal.wrong
 
 
 def _ms(values: list[float], share: float | None = None) -> str:
@@ -288,19 +322,20 @@ def _ms(values: list[float], share: float | None = None) -> str:
     return f"{ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000:.1f}"
 
 
-def report(naive: Timings, normal: Timings, count: int, args: argparse.Namespace) -> str:
-    load = os.getloadavg()
-    lines = [(f"restbench bench: {count} executions of `validate -s {args.service}` per mode, "
-              f"db {args.db}, {'sandboxed' if args.sandbox else 'no sandbox'}, "
-              f"{os.cpu_count()} CPUs, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"),
+def format_result(result: BenchResult) -> str:
+    config, load = result.config, result.load
+    lines = [(f"restbench bench: {result.executions} executions of `validate -s {config.service}`"
+              f" per mode, db {config.database}, "
+              f"{'sandboxed' if config.sandbox else 'no sandbox'}, {os.cpu_count()} CPUs, "
+              f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"),
              "", f"{'per execution (ms)':<36}{'median':>10}{'p95':>10}"]
-    for name, timings in (("naive", naive), ("normal", normal)):
+    for name, timings in (("naive", result.naive), ("normal", result.normal)):
         lines.append(f"{name + ' total':<36}{_ms(timings.total):>10}"
                      f"{_ms(timings.total, 0.95):>10}")
         for part, values in timings.parts.items():
             lines.append(f"  {part:<34}{_ms(values):>10}{_ms(values, 0.95):>10}")
         if name == "normal":
-            overhead = [t - w for t, w in zip(normal.total, normal.parts["test's HTTP work"],
+            overhead = [t - w for t, w in zip(timings.total, timings.parts["test's HTTP work"],
                                               strict=False)]
             lines.append(f"  {'harness overhead (total - HTTP)':<34}{_ms(overhead):>10}"
                          f"{_ms(overhead, 0.95):>10}")
@@ -308,50 +343,45 @@ def report(naive: Timings, normal: Timings, count: int, args: argparse.Namespace
                          if way)
         lines.append(f"  {'server starts':<34}{timings.starts:>10}"
                      + (f"  ({ways})" if ways else ""))
+        if timings.most_servers:
+            lines.append(f"  {'servers alive at once, at most':<34}{timings.most_servers:>10}")
         lines.append(f"  {'peak memory of the process tree':<34}"
-                     f"{timings.peak_bytes / 2**20:>9.0f} MiB (PSS)")
-    if naive.total and normal.total:
-        ratio = statistics.median(naive.total) / statistics.median(normal.total)
-        lines += ["", f"naive / normal (medians): {ratio:.1f} x"]
-    wrong = naive.wrong + normal.wrong
-    if wrong:
-        lines += ["", f"{len(wrong)} execution(s) with an unexpected outcome:",
-                  *(f"  {w}" for w in wrong[:10])]
+                     f"{timings.peak_pss / 2**20:>9.0f} MiB PSS, {timings.peak_rss / 2**20:.0f} "
+                     "MiB RSS")
+    if result.ratio is not None:
+        lines += ["", f"naive / normal (medians): {result.ratio:.1f} x"]
+    if result.wrong:
+        lines += ["", f"{len(result.wrong)} execution(s) with an unexpected outcome:",
+                  *(f"  {w}" for w in result.wrong[:10])]
     return "\n".join(lines)
 
 
-async def main_async(args: argparse.Namespace) -> int:
-    jobs = validate_jobs(args.service)[:args.count]
-    database = DatabaseChoice.parse(args.db)
+async def run_bench(config: BenchConfig) -> BenchResult:
+    """Runs the first `config.count` executions of validate in both modes, interleaved."""
+    if config.count < 1:
+        raise RestbenchError(f"bench: --count must be at least 1, not {config.count}")
+    jobs = validate_jobs(config.service)[:config.count]
+    database = DatabaseChoice.parse(config.database)
     naive, normal = Timings(), Timings()
     with tempfile.TemporaryDirectory(prefix="restbench-bench-") as scratch_name, \
             TreeMemory() as memory:
         scratch = Path(scratch_name)
+        servers: dict[str, Any] = {}
         async with ServerPool(scratch / "servers", database) as pool, \
-                Executor(1, 30, scratch / "exec", isolated=args.sandbox) as executor:
+                Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
+                LocalBackend(_TimedPool(pool, Timings(), servers),  # type: ignore[arg-type]
+                             _TimedExecutor(executor, Timings(), servers)  # type: ignore[arg-type]
+                             ) as backend:
             # Warm the launcher and the executor once, outside the measurement, as a run would.
-            await run_normal(jobs[:1], pool, executor, Timings())
+            await run_normal(jobs[:1], backend, Timings())
             for begin in range(0, len(jobs), ROUND):
                 chunk = jobs[begin:begin + ROUND]
                 memory.reset_peak()
                 await asyncio.to_thread(run_naive, chunk, scratch, database, naive)
-                naive.peak_bytes = max(naive.peak_bytes, memory.peak_bytes)
+                naive.peak_pss = max(naive.peak_pss, memory.peak[0])
+                naive.peak_rss = max(naive.peak_rss, memory.peak[1])
                 memory.reset_peak()
-                await run_normal(chunk, pool, executor, normal)
-                normal.peak_bytes = max(normal.peak_bytes, memory.peak_bytes)
-    print(report(naive, normal, len(jobs), args))
-    return 1 if naive.wrong or normal.wrong else 0
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-s", "--service", default="todo")
-    parser.add_argument("-n", "--count", type=int, default=60,
-                        help="executions per mode (the first N of validate's)")
-    parser.add_argument("--db", default="sqlite", help="sqlite, postgres or a postgresql:// URL")
-    parser.add_argument("--no-sandbox", dest="sandbox", action="store_false")
-    sys.exit(asyncio.run(main_async(parser.parse_args())))
-
-
-if __name__ == "__main__":
-    main()
+                await run_normal(chunk, backend, normal)
+                normal.peak_pss = max(normal.peak_pss, memory.peak[0])
+                normal.peak_rss = max(normal.peak_rss, memory.peak[1])
+    return BenchResult(config, len(jobs), naive, normal, os.getloadavg())

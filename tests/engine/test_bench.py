@@ -1,0 +1,27 @@
+"""`restbench bench` end to end: both modes run real servers and real pytest processes."""
+
+from __future__ import annotations
+
+import re
+
+from tests.cli_helpers import restbench
+
+
+def test_bench_runs_both_modes_and_reports() -> None:
+    done = restbench("bench", "-n", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in ("naive total", "normal total", "server start (per start)", "reset", "sandbox",
+                 "pytest", "test's HTTP work", "harness overhead", "servers alive at once",
+                 "peak memory of the process tree", "naive / normal"):
+        assert line in done.stdout, line
+    medians = dict(re.findall(r"^(naive|normal) total\s+([\d.]+)", done.stdout, re.MULTILINE))
+    assert float(medians["normal"]) > 0 and float(medians["naive"]) > 0
+    memory = re.search(r"peak memory of the process tree\s+(\d+) MiB PSS, (\d+) MiB RSS",
+                       done.stdout)
+    assert memory and 0 < int(memory[1]) <= int(memory[2])
+
+
+def test_bench_names_an_unknown_service() -> None:
+    done = restbench("bench", "-s", "nope", "-n", "1")
+    assert done.returncode == 2
+    assert "nope" in done.stderr and "Traceback" not in done.stderr
