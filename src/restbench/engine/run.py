@@ -18,7 +18,7 @@ from typing import Any
 
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
-from restbench.benchmark.openapi_doc import fetch_openapi
+from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
@@ -193,7 +193,7 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            return await fetch_openapi(server.base_url, service.name)
+            return await service_openapi(service, server.base_url)
         finally:
             await pool.stop(server)
 
