@@ -95,6 +95,12 @@ class NodeRunner:
             if event.get("failureType") in ("subtestsFailed", "cancelledByParent"):
                 continue  # said of a test whose own failure (or parent's) is reported
             name = str(event.get("name", "?"))
+            if event.get("fileLevel"):
+                if not event.get("passed"):  # it did not load, or failed outside any test
+                    report.collect_errors.append(f"{Path(name).name} failed outside its tests "
+                                                 "(a syntax error, or an error at load time; "
+                                                 "see the output)")
+                continue
             if event.get("skipped"):
                 report.tests.append(TestReport(name, "call", "skipped"))
             elif event.get("passed"):

@@ -10,6 +10,8 @@ export default async function* restbenchReporter(source) {
       name: data.name,
       nesting: data.nesting,
       suite: data.details?.type === "suite",
+      // With --test, Node also reports each file as a test of its own (named by its path).
+      fileLevel: data.file !== undefined && data.name === data.file,
       passed: event.type === "test:pass",
       skipped: Boolean(data.skip || data.todo),
       failureType: error?.failureType ?? null,
