@@ -5,6 +5,7 @@ from restbench.cli import (  # noqa: F401 - they register commands
     benchmark,
     evaluation,
     reporting,
+    tools,
 )
 from restbench.cli.common import main
 

@@ -229,7 +229,8 @@ class LocalBackend:
             entry.done.set_exception(exc)
             return
         try:
-            result = await self.executor.execute(job.code, lane.server, name=job.label)
+            result = await self.executor.execute(job.code, lane.server, name=job.label,
+                                                 runner=job.runner)
             result = replace(result, exchanges=tuple(await lane.server.exchanges()))
             entry.on_done(job, result)
         except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's

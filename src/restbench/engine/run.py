@@ -18,7 +18,7 @@ from typing import Any
 
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
-from restbench.benchmark.openapi_doc import fetch_openapi
+from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
@@ -121,9 +121,14 @@ class _Cell:
 
 
 def execution_key(code_sha: str, implementation: Implementation, timeout_s: float,
-                  database: Database = Database.SQLITE) -> str:
+                  database: Database = Database.SQLITE, runner: str = "pytest") -> str:
+    extra = () if runner == "pytest" else (runner,)  # pytest's keys stay as they were
     return digest("execution", code_sha, implementation.service.name, implementation.id,
-                  implementation.fingerprint(), timeout_s, database.value)
+                  implementation.fingerprint(), timeout_s, database.value, *extra)
+
+
+def runner_of(generation: GenerationRow) -> str:
+    return str(generation.details.get("runner", "pytest"))
 
 
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
@@ -193,7 +198,7 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            return await fetch_openapi(server.base_url, service.name)
+            return await service_openapi(service, server.base_url)
         finally:
             await pool.stop(server)
 
@@ -270,7 +275,8 @@ class _Runner:
                              cell.repetition, cell.target, status, error, test.code,
                              test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
                              round(time.perf_counter() - started - sum(waited), 4),
-                             dict(test.details))
+                             {**test.details, **({"runner": test.runner}
+                                                 if test.runner != "pytest" else {})})
 
     def start_executions(self, backend: ExecutionBackend) -> None:
         """From here on every generation handed to `execute` runs at once, overlapping the
@@ -300,7 +306,8 @@ class _Runner:
         implementations = self._implementations[g.service]
         await self._run_targets(g, [ORIGINAL])
         original = self.store.execution(execution_key(
-            g.code_sha, implementations[ORIGINAL], self.config.timeout_s, self.database.kind))
+            g.code_sha, implementations[ORIGINAL], self.config.timeout_s, self.database.kind,
+            runner_of(g)))
         if original is None or original.outcome != Outcome.PASS.value:
             return
         service = next(s for s in self.services if s.name == g.service)
@@ -314,7 +321,7 @@ class _Runner:
         for target in targets:
             implementation = self._implementations[g.service][target]
             key = execution_key(g.code_sha, implementation, self.config.timeout_s,
-                                self.database.kind)
+                                self.database.kind, runner_of(g))
             if key in self._executions:
                 waits.append(self._executions[key])
                 continue
@@ -323,7 +330,7 @@ class _Runner:
                 self.counts["executions_reused"] += 1
                 self._executions[key].set_result(None)
                 continue
-            jobs.append(Job(g.code, implementation, g.requirement, key))
+            jobs.append(Job(g.code, implementation, g.requirement, key, runner_of(g)))
         if jobs:
             self._execute_total += len(jobs)
             self.on_event(PhaseStarted("execute", self._execute_total))
@@ -362,7 +369,7 @@ class _Runner:
                         impls: dict[str, Implementation] = impls) -> Outcome | None:
                 row = self.store.execution(execution_key(g.code_sha, impls[target],
                                                          self.config.timeout_s,
-                                                         self.database.kind))
+                                                         self.database.kind, runner_of(g)))
                 return Outcome(row.outcome) if row else None
 
             requirement = services[g.service].requirement(g.requirement)
