@@ -8,13 +8,16 @@ store and the scores stay with the caller, so every backend yields the same rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
+from restbench.engine.events import EventHandler
 from restbench.engine.jobs import Done, Job, execute_jobs
 from restbench.errors import ServiceStartError
 from restbench.execution import Executor
 from restbench.serving import ServerPool
+from restbench.serving.databases import DatabaseChoice
 
 
 class ExecutionBackend(Protocol):
@@ -44,3 +47,21 @@ class LocalBackend:
 
     async def execute(self, jobs: Sequence[Job], on_done: Done) -> dict[str, ServiceStartError]:
         return await execute_jobs(list(jobs), self.pool, self.executor, on_done)
+
+
+@contextlib.asynccontextmanager
+async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
+                       database: DatabaseChoice | str, workers: int | None, timeout_s: float,
+                       sandbox: bool, trusted_only: bool,
+                       on_event: EventHandler) -> AsyncIterator[ExecutionBackend]:
+    """This machine's backend, or with `ray` (a cluster address or `auto`) a `RayBackend` whose
+    nodes each open their own pool and executor with these settings."""
+    if ray is None:
+        yield LocalBackend(pool, executor)
+        return
+    from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
+
+    async with open_ray_backend(ray, database=database, workers=workers, timeout_s=timeout_s,
+                                sandbox=sandbox, trusted_only=trusted_only,
+                                on_event=on_event) as backend:
+        yield backend
