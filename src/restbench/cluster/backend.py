@@ -83,6 +83,7 @@ class _Node:
     actor: Any
     size: int
     alive: bool = True
+    executed: int = 0
 
 
 def chunks(jobs: Sequence[Job], slots: int) -> list[list[Job]]:
@@ -215,6 +216,7 @@ class RayBackend:
                 if report[0] == "done":
                     _, index, result = report
                     reported.add(index)
+                    node.executed += 1
                     item.batch.on_done(item.jobs[index], result)
                 else:
                     implementation = item.jobs[0].implementation.id
