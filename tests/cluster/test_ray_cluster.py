@@ -21,6 +21,7 @@ import pytest
 from restbench.benchmark import resolve_services
 from restbench.engine.jobs import Job
 from restbench.execution import ExecutionResult
+from restbench.llm.fake import FakeLLMServer, Reply
 from restbench.mutation import implementations_of
 from tests.cli_helpers import restbench
 
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.ray
 
 CANARY = "RESTBENCH_TEST_CANARY_SECRET"
 # A small matrix: golden and a baseline on five requirements of todo (~60 executions).
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MATRIX = ("-s", "todo", "-R", "TODO-1[0-4]", "-g", "golden,status-oracle", "-V", "precise")
 
 
@@ -217,3 +219,40 @@ def test_a_killed_run_resumes_without_doing_anything_twice(nodes: TwoNodes, loca
     assert generations == 10  # 5 requirements x 2 generators, each stored once
     assert _outcomes(tmp_path) == _outcomes(local_run)
     assert _scores(tmp_path) == _scores(local_run)
+
+
+def _scripted(request: dict[str, Any]) -> Reply:
+    """Known tests for the mini service (as in tests/generators), each answer a little late."""
+    prompt = request["messages"][1]["content"]
+    name = ("precise/MINI-01.py" if "GET /counters/a returns 200" in prompt
+            else "precise/MINI-02.py" if "POST /counters/a/increment returns 200" in prompt
+            else "vague/MINI-01.py" if "Counters can be read" in prompt
+            else "vague/test_MINI-02.py")
+    code = (FIXTURES / "mini_tests" / name).read_text()
+    return Reply(content=f"```python\n{code}```\n", delay_s=0.5)
+
+
+def test_model_calls_keep_the_endpoint_limit_and_are_paid_once(
+        nodes: TwoNodes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generations stay with the driver: one process holds each endpoint's limit."""
+    with FakeLLMServer(_scripted) as fake:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[defaults]\nbase_url = "{fake.base_url}"\napi_key_env = "TEST_KEY"\n'
+                          "max_concurrency = 2\ntimeout_s = 10\n")
+        monkeypatch.setenv("RESTBENCH_LLM_CONFIG", str(config))
+        monkeypatch.setenv("TEST_KEY", "sk-test-ray-4242")
+        output = tmp_path / "out"
+        args = ("run", "-s", FIXTURES / "mini", "-g", "single-step", "-m", "gpt-5-mini",
+                "-r", "2", "-o", output, "--ray", nodes.address)
+        done = restbench(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert len(fake.requests) == 8  # 2 requirements x 2 wordings x 2 repetitions
+        assert fake.most_in_flight == 2
+        again = restbench(*args)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert len(fake.requests) == 8  # everything came from the store
+    scores = json.loads((output / "scores.json").read_text())["scores"]
+    rows = {row["variant"]: row for row in scores}
+    assert rows["precise"]["ms"] == pytest.approx(1 / 3)  # as the local run's test knows them
+    assert rows["vague"]["ms"] == pytest.approx(2 / 3)
+    assert b"sk-test-ray-4242" not in (output / "results.sqlite3").read_bytes()

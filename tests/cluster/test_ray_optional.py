@@ -44,3 +44,16 @@ def test_ray_without_the_extra_is_a_one_line_error_naming_the_install(
     assert "pip install 'restbench[ray]'" in lines[0]
     assert "Traceback" not in done.stderr
     assert done.stdout == ""  # refused before anything started
+
+
+def test_an_address_where_no_cluster_answers_is_a_one_line_error(tmp_path: object) -> None:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pytest.fail("needs the ray extra: pip install 'restbench[ray]'")
+    done = _python("from restbench.cli import main; "
+                   "main(['validate', '-s', 'todo', '-R', 'TODO-01', '--ray', '127.0.0.1:1'])")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: cannot connect to the Ray cluster at '127.0.0.1:1': connection refused" \
+        in done.stderr.splitlines()
+    assert "Traceback" not in done.stderr

@@ -56,8 +56,8 @@ def list_services() -> None:
 
 ray_option = click.option(
     "--ray", "ray", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]",
-    help="Execute on a Ray cluster: its address (host:port, ray://...), or nothing or 'auto' for "
-         "the one this machine belongs to. Needs pip install 'restbench[ray]'.")
+    help="Execute on a Ray cluster: the address of its head (HOST:PORT), or nothing or 'auto' "
+         "for the one this machine belongs to. Needs pip install 'restbench[ray]'.")
 
 
 def _check_ray(ray: str | None) -> None:

@@ -43,6 +43,7 @@ NODE_LOST = (RayActorError, NodeDiedError, ObjectLostError, OwnerDiedError, Work
 # A chunk is at most this long, so that nodes can still even out near the end of a batch.
 MAX_CHUNK = 24
 NODE_START_TIMEOUT_S = 180.0
+CONNECT_TIMEOUT_S = 10.0
 NODE_CLOSE_TIMEOUT_S = 30.0
 
 
@@ -127,6 +128,7 @@ class RayBackend:
         return sum(node.size for node in self.nodes if node.alive)
 
     async def start(self) -> None:
+        await self._check_reachable()
         try:
             ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False,
                      configure_logging=False)
@@ -140,6 +142,23 @@ class RayBackend:
         except BaseException:
             await self.close()
             raise
+
+    async def _check_reachable(self) -> None:
+        """A HOST:PORT that nothing answers on is an error at once (Ray itself retries for
+        minutes before it gives up)."""
+        host, _, port = self.address.rpartition(":")
+        if not host or not port.isdigit() or "://" in self.address:
+            return  # `auto`, or a form Ray resolves itself
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)),
+                                               CONNECT_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            reason = f"no answer within {CONNECT_TIMEOUT_S:.0f} s" \
+                if isinstance(exc, TimeoutError) else "connection refused" \
+                if isinstance(exc, ConnectionRefusedError) else exc.strerror or str(exc)
+            raise ClusterError(f"cannot connect to the Ray cluster at '{self.address}': "
+                               f"{reason}") from None
+        writer.close()
 
     async def _start_nodes(self) -> None:
         runner = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(NodeRunner)
