@@ -88,9 +88,10 @@ def main() -> None:
     cluster = Cluster(initialize_head=True, connect=False,
                       head_node_args={"num_cpus": args.slots, "include_dashboard": False})
     rates: dict[str, list[float]] = {}
+    second = None
     try:
         for number in range(args.rounds):
-            if number:  # back to one node
+            if second is not None:  # back to one node
                 cluster.remove_node(second)
                 cluster.wait_for_nodes()
             runs: list[tuple[str, Awaitable[float]]] = [

@@ -28,9 +28,9 @@ from tests.cli_helpers import restbench
 pytestmark = pytest.mark.ray
 
 CANARY = "RESTBENCH_TEST_CANARY_SECRET"
-# A small matrix: golden and a baseline on five requirements of todo (~60 executions).
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-MATRIX = ("-s", "todo", "-R", "TODO-1[0-4]", "-g", "golden,status-oracle", "-V", "precise")
+# A small matrix: golden and a baseline on three requirements of todo (~35 executions).
+MATRIX = ("-s", "todo", "-R", "TODO-1[0-2]", "-g", "golden,status-oracle", "-V", "precise")
 
 
 class TwoNodes:
@@ -216,7 +216,7 @@ def test_a_killed_run_resumes_without_doing_anything_twice(nodes: TwoNodes, loca
         rows = db.execute("SELECT count(*), count(DISTINCT key) FROM executions").fetchone()
         generations = db.execute("SELECT count(*) FROM generations").fetchone()[0]
     assert rows == (total, total)
-    assert generations == 10  # 5 requirements x 2 generators, each stored once
+    assert generations == 6  # 3 requirements x 2 generators, each stored once
     assert _outcomes(tmp_path) == _outcomes(local_run)
     assert _scores(tmp_path) == _scores(local_run)
 
@@ -243,14 +243,14 @@ def test_model_calls_keep_the_endpoint_limit_and_are_paid_once(
         monkeypatch.setenv("TEST_KEY", "sk-test-ray-4242")
         output = tmp_path / "out"
         args = ("run", "-s", FIXTURES / "mini", "-g", "single-step", "-m", "gpt-5-mini",
-                "-r", "2", "-o", output, "--ray", nodes.address)
+                "-o", output, "--ray", nodes.address)
         done = restbench(*args)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert len(fake.requests) == 8  # 2 requirements x 2 wordings x 2 repetitions
+        assert len(fake.requests) == 4  # 2 requirements x 2 wordings
         assert fake.most_in_flight == 2
         again = restbench(*args)
         assert again.returncode == 0, again.stdout + again.stderr
-        assert len(fake.requests) == 8  # everything came from the store
+        assert len(fake.requests) == 4  # everything came from the store
     scores = json.loads((output / "scores.json").read_text())["scores"]
     rows = {row["variant"]: row for row in scores}
     assert rows["precise"]["ms"] == pytest.approx(1 / 3)  # as the local run's test knows them
