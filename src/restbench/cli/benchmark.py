@@ -56,6 +56,18 @@ def list_services(services: tuple[str, ...]) -> None:
     console.print(services_table(services))
 
 
+ray_option = click.option(
+    "--ray", "ray", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]",
+    help="Execute on a Ray cluster: the address of its head (HOST:PORT), or nothing or 'auto' "
+         "for the one this machine belongs to. Needs pip install 'restbench[ray]'.")
+
+
+def _check_ray(ray: str | None) -> None:
+    if ray is not None:
+        from restbench.cluster import require_ray
+
+        require_ray()
+
 
 @main.command()
 @service_option
@@ -66,23 +78,26 @@ def list_services(services: tuple[str, ...]) -> None:
 @timeout_option
 @database_option
 @sandbox_option
+@ray_option
 def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: int,
-             workers: int | None, timeout_s: float, database: str, no_sandbox: bool) -> None:
+             workers: int | None, timeout_s: float, database: str, no_sandbox: bool,
+             ray: str | None) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
         chosen = select_requirements(resolve_services(split(services)),
                                      split(requirements))
+        _check_ray(ray)
     except RestbenchError as exc:
         fail(str(exc))
     if repeat > 1:
         sys.exit(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
-                                      not no_sandbox))
+                                      not no_sandbox, ray))
     all_ok = True
     for service in chosen:
         with progress() as handle:
             report = run_async(validate_service(service, workers=workers, timeout_s=timeout_s,
                                                  database=database, sandbox=not no_sandbox,
-                                                 on_event=handle))
+                                                 ray=ray, on_event=handle))
         console.print(validation_table(report))
         for problem in report.service_problems:
             errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
@@ -92,7 +107,8 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
 
 
 def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
-                         timeout_s: float, database: str, sandbox: bool) -> int:
+                         timeout_s: float, database: str, sandbox: bool,
+                         ray: str | None = None) -> int:
     """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
     bad = False
     for service in services:
@@ -101,7 +117,7 @@ def _validate_repeatedly(services: list[Service], repeat: int, workers: int | No
             with progress() as handle:
                 reports.append(run_async(validate_service(
                     service, workers=workers, timeout_s=timeout_s, database=database,
-                    sandbox=sandbox, on_event=handle)))
+                    sandbox=sandbox, ray=ray, on_event=handle)))
             console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
                           f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
             for problem in reports[-1].problems:  # at once: a long run may be stopped early
@@ -142,11 +158,12 @@ def _validate_repeatedly(services: list[Service], repeat: int, workers: int | No
 @timeout_option
 @database_option
 @sandbox_option
+@ray_option
 def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
         generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
-        timeout_s: float, database: str, no_sandbox: bool) -> None:
+        timeout_s: float, database: str, no_sandbox: bool, ray: str | None) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
@@ -158,7 +175,8 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
             generators=tuple(generator_specs(names, generator_args)),
             models=tuple(split(models)), repetitions=repetitions, output_dir=output_dir,
             workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
-            requirements=tuple(split(requirements)), sandbox=not no_sandbox)
+            requirements=tuple(split(requirements)), sandbox=not no_sandbox, ray=ray)
+        _check_ray(ray)
     except RestbenchError as exc:
         fail(str(exc))
     with progress() as handle:

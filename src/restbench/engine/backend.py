@@ -12,15 +12,17 @@ import asyncio
 import contextlib
 import itertools
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, Self
 
+from restbench.engine.events import EventHandler
 from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import ServiceStartError
 from restbench.execution import Executor
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving import RunningServer, ServerPool
+from restbench.serving.databases import DatabaseChoice
 
 
 class ExecutionBackend(Protocol):
@@ -269,3 +271,22 @@ class LocalBackend:
 
 def _key_of(server: RunningServer) -> _Key:
     return (server.implementation.service.name, server.implementation.id)
+
+
+@contextlib.asynccontextmanager
+async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
+                       database: DatabaseChoice | str, workers: int | None, timeout_s: float,
+                       sandbox: bool, trusted_only: bool,
+                       on_event: EventHandler) -> AsyncIterator[ExecutionBackend]:
+    """This machine's backend, or with `ray` (a cluster address or `auto`) a `RayBackend` whose
+    nodes each open their own pool and executor with these settings."""
+    if ray is None:
+        async with LocalBackend(pool, executor) as local:
+            yield local
+        return
+    from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
+
+    async with open_ray_backend(ray, database=database, workers=workers, timeout_s=timeout_s,
+                                sandbox=sandbox, trusted_only=trusted_only,
+                                on_event=on_event) as backend:
+        yield backend

@@ -212,10 +212,10 @@ class _TimedExecutor:
         self.timings = timings
         self._servers = servers
 
-    async def execute(self, code: str, target: Any, *, name: str = "generated"
-                      ) -> ExecutionResult:
+    async def execute(self, code: str, target: Any, *, name: str = "generated",
+                      runner: str = "pytest") -> ExecutionResult:
         started = time.perf_counter()
-        result = await self._executor.execute(code, target, name=name)
+        result = await self._executor.execute(code, target, name=name, runner=runner)
         wall = time.perf_counter() - started
         server = self._servers[target if isinstance(target, str) else target.base_url]
         self.timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))

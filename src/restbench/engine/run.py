@@ -20,7 +20,7 @@ from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
-from restbench.engine.backend import ExecutionBackend, LocalBackend
+from restbench.engine.backend import ExecutionBackend, open_backend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers, LiveService
@@ -65,6 +65,7 @@ class RunConfig:
     database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
     sandbox: bool = True  # False: --no-sandbox, generated tests run without isolation
     requirements: tuple[str, ...] = ()  # ids or globs (FS-1*); empty: every requirement
+    ray: str | None = None  # execute on this Ray cluster (an address or "auto"); see cluster
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
@@ -450,7 +451,10 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
                     open_executor(config.workers, config.timeout_s, Path(scratch) / "exec",
                                   sandbox=config.sandbox, trusted_only=trusted_only,
                                   on_event=on_event) as executor, \
-                    LocalBackend(pool, executor) as backend:
+                    open_backend(config.ray, pool, executor, database=config.database,
+                                 workers=config.workers, timeout_s=config.timeout_s,
+                                 sandbox=config.sandbox, trusted_only=trusted_only,
+                                 on_event=on_event) as backend:
                 runner.start_executions(backend)
                 try:
                     generations = await runner.generate(pool, executor)

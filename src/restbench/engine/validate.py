@@ -84,10 +84,11 @@ def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, 
 
 async def validate_service(service: Service, *, workers: int | None = None,
                            timeout_s: float = 30.0, database: DatabaseChoice | str = "sqlite",
-                           sandbox: bool = True,
+                           sandbox: bool = True, ray: str | None = None,
                            on_event: EventHandler = ignore) -> ValidationReport:
     """Runs every golden test on the original, its mutants and the benign variants, with every
-    server on `database` (`sqlite`, `postgres` or a PostgreSQL URL)."""
+    server on `database` (`sqlite`, `postgres` or a PostgreSQL URL); with `ray` (an address or
+    `auto`) on the nodes of that Ray cluster."""
     database = DatabaseChoice.parse(database)
     require_support(service, database)
     started = time.perf_counter()
@@ -124,11 +125,19 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     on_event(PhaseStarted("execute", len(jobs)))
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
-        async with ServerPool(Path(scratch) / "servers", database) as pool, \
-                open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
-                              trusted_only=True, on_event=on_event) as executor, \
-                LocalBackend(pool, executor) as backend:
-            failures = await backend.execute(jobs, record)
+        if ray is not None:
+            from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
+
+            async with open_ray_backend(ray, database=database, workers=workers,
+                                        timeout_s=timeout_s, sandbox=sandbox, trusted_only=True,
+                                        on_event=on_event) as backend:
+                failures = await backend.execute(jobs, record)
+        else:
+            async with ServerPool(Path(scratch) / "servers", database) as pool, \
+                    open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
+                                  trusted_only=True, on_event=on_event) as executor, \
+                    LocalBackend(pool, executor) as backend:
+                failures = await backend.execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
