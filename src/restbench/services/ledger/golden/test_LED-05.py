@@ -23,8 +23,9 @@ def test_foreign_account_looks_missing():
         r = requests.get(f"{BASE_URL}/v1/accounts/{account_id}", headers=alice, timeout=TIMEOUT)
         assert r.status_code == 404, account_id
         assert r.headers["Content-Type"].startswith("application/problem+json")
-        assert r.json() == {"type": PROBLEM + "not-found", "title": "Resource not found",
-                            "status": 404, "detail": f"Account {account_id} not found."}
+        body = r.json()
+        assert (body["type"], body["title"], body["status"], body["detail"]) == (
+            PROBLEM + "not-found", "Resource not found", 404, f"Account {account_id} not found.")
     r = requests.get(f"{BASE_URL}/v1/accounts/acc_101", headers=login("bob"), timeout=TIMEOUT)
     assert r.status_code == 200
     assert r.json()["balance"] == 50000
