@@ -35,15 +35,17 @@ class Case:
     name: str
     kind: str  # contained | identify | forge | limit
     reason: str = ""
+    suffix: str = ".py"  # or .test.mjs: JavaScript, run by the node runner
 
 
 def _cases() -> list[Case]:
     cases = []
-    for path in sorted(CORPUS.glob("*.py")):
+    for path in [*sorted(CORPUS.glob("*.py")), *sorted(CORPUS.glob("*.test.mjs"))]:
         lines = path.read_text().splitlines()
-        kind = lines[0].removeprefix("# ").split(":", 1)[0]
+        suffix = ".test.mjs" if path.name.endswith(".test.mjs") else ".py"
+        kind = lines[0].removeprefix("# ").removeprefix("// ").split(":", 1)[0]
         reason = lines[1].removeprefix("# reason: ") if lines[1].startswith("# reason:") else ""
-        cases.append(Case(path.stem, kind, reason))
+        cases.append(Case(path.name.removesuffix(suffix), kind, reason, suffix))
     return cases
 
 
@@ -145,10 +147,10 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileRun
     assert len(CASES) >= 25 and len(CASES) <= len(slots)
     assigned: dict[str, tuple[str, str]] = {}
     for case, (variant, requirement) in zip(CASES, slots, strict=False):
-        text = (CORPUS / f"{case.name}.py").read_text()
+        text = (CORPUS / f"{case.name}{case.suffix}").read_text()
         text = text.replace("@LISTENER_PORT@", str(listener.port))
         text = text.replace("@HOST_DIR@", str(host_dir))
-        (files / variant / f"{requirement}.py").write_text(text)
+        (files / variant / f"{requirement}{case.suffix}").write_text(text)
         assigned[case.name] = (variant, requirement)
     golden = []
     for variant, requirement in slots[len(CASES):]:

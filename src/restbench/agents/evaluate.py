@@ -39,7 +39,7 @@ from restbench.agents.tools import Tool, calls_from_exchanges, normalize_args, t
 from restbench.benchmark import resolve_services
 from restbench.benchmark.loader import builtin_service_names
 from restbench.benchmark.models import Service
-from restbench.benchmark.openapi_doc import fetch_openapi as fetch_document
+from restbench.benchmark.openapi_doc import service_openapi
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.errors import RestbenchError
 from restbench.llm import (
@@ -135,7 +135,7 @@ def _expected_calls(case: EvalCase, tools: dict[str, Tool]) -> list[Call]:
 
 
 async def fetch_openapi(server: RunningServer) -> dict[str, Any]:
-    return await fetch_document(server.base_url, server.implementation.service.name)
+    return await service_openapi(server.implementation.service, server.base_url)
 
 
 async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str, Any],

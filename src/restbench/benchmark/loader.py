@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -9,7 +10,8 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from restbench.benchmark.models import Service, ServiceData
+from restbench.benchmark.manifest import MANIFEST_FILE, Manifest
+from restbench.benchmark.models import Database, Service, ServiceData
 from restbench.errors import DataError
 
 DATA_FILE = "requirements.yaml"
@@ -69,7 +71,7 @@ def _item_name(raw: object, location: list[object]) -> str:
         except (KeyError, IndexError, TypeError):
             break
         if isinstance(node, dict):
-            label = "mutant" if "find" in node else "requirement"
+            label = "mutant" if "find" in node or "diff" in node else "requirement"
             if "id" in node:
                 names.append(f"{label} {node['id']}")
             elif isinstance(part, int):
@@ -95,11 +97,53 @@ def load_service(root: Path) -> Service:
         data = ServiceData.model_validate(raw)
     except ValidationError as exc:
         raise DataError(f"{data_file}: {_describe(exc, raw)}") from None
-    service = Service(root=root, data=data)
+    manifest = load_manifest(root / MANIFEST_FILE) if (root / MANIFEST_FILE).is_file() else None
+    if manifest is not None:
+        data = data.model_copy(update={"databases": _manifest_databases(manifest)})
+    service = Service(root=root, data=data, manifest=manifest)
     _check_ids(service)
     _check_semantic_reasons(service)
     _check_golden_files(service)
+    if manifest is not None:
+        _check_manifest_files(service, manifest)
     return service
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Reads and checks a service.toml; every problem is one line naming the table and key."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        if problem["type"] == "missing":
+            what = "missing"
+        elif problem["type"] == "extra_forbidden":
+            what = "unknown key"
+        else:
+            what = problem["msg"].removeprefix("Value error, ")
+        raise DataError(f"{path}: [{where}]: {what}") from None
+
+
+def _manifest_databases(manifest: Manifest) -> list[Database]:
+    if manifest.own_storage:  # keeps its state itself: runs whatever database is chosen
+        return list(Database)
+    return [Database.SQLITE if name == "sqlite" else Database.POSTGRESQL
+            for name in manifest.storage.databases]
+
+
+def _check_manifest_files(service: Service, manifest: Manifest) -> None:
+    where = service.root / MANIFEST_FILE
+    if not service.app_dir.is_dir():
+        raise DataError(f"{where}: [source.tree]: folder {manifest.source.tree} does not exist")
+    if manifest.openapi.file is not None and not (service.root / manifest.openapi.file).is_file():
+        raise DataError(f"{where}: [openapi.file]: {manifest.openapi.file} does not exist")
 
 
 def _check_ids(service: Service) -> None:

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from restbench.benchmark.manifest import Manifest
 
 
 class Variant(str, enum.Enum):
@@ -39,11 +41,22 @@ class _Strict(BaseModel):
 
 
 class Edit(_Strict):
-    """An exact-once find/replace in one file of the service's source."""
+    """A change to one file of the service's source: an exact-once find/replace, or (for
+    services described by a manifest) a unified diff of that file."""
 
     file: str = Field(min_length=1)
-    find: str = Field(min_length=1)
-    replace: str
+    find: str | None = Field(default=None, min_length=1)
+    replace: str | None = None
+    diff: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_kind_of_edit(self) -> Edit:
+        if self.diff is not None:
+            if self.find is not None or self.replace is not None:
+                raise ValueError("give either 'diff' or 'find' and 'replace', not both")
+        elif self.find is None or self.replace is None:
+            raise ValueError("needs 'find' and 'replace' (or a unified 'diff')")
+        return self
 
 
 class Mutant(Edit):
@@ -117,6 +130,7 @@ class Service:
 
     root: Path
     data: ServiceData
+    manifest: Manifest | None = None  # an external service (service.toml), not an app package
 
     @property
     def name(self) -> str:
@@ -132,7 +146,8 @@ class Service:
 
     @property
     def app_dir(self) -> Path:
-        return self.root / "app"
+        """The source tree that implementations copy and mutants edit."""
+        return self.root / (self.manifest.source.tree if self.manifest else "app")
 
     def requirement(self, requirement_id: str) -> Requirement:
         for requirement in self.data.requirements:

@@ -45,10 +45,12 @@ from restbench.reports.table import services_table, usd
 
 
 @main.command("list")
-def list_services() -> None:
-    """Show the built-in services with their requirement and mutant counts, by mutant kind."""
+@service_option
+def list_services(services: tuple[str, ...]) -> None:
+    """Show the services (built-in, or those given with -s) with their requirement and mutant
+    counts, by mutant kind."""
     try:
-        services = resolve_services(None)
+        services = resolve_services(split(services) or None)  # type: ignore[assignment]
     except RestbenchError as exc:
         fail(str(exc))
     console.print(services_table(services))

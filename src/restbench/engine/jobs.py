@@ -26,6 +26,7 @@ class Job:
     implementation: Implementation
     label: str
     key: str = ""
+    runner: str = "pytest"  # what runs `code` (restbench.runners)
 
 
 Done = Callable[[Job, ExecutionResult], None]
@@ -71,7 +72,8 @@ async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
                         except ServiceStartError as exc:
                             failures[implementation.id] = exc
                             return
-                    result = await executor.execute(job.code, server, name=job.label)
+                    result = await executor.execute(job.code, server, name=job.label,
+                                                    runner=job.runner)
                     result = replace(result, exchanges=tuple(await server.exchanges()))
                     on_done(job, result)
             finally:

@@ -68,8 +68,8 @@ class LiveService:
                  implementation: Implementation) -> None:
         self._servers, self._executor, self._implementation = servers, executor, implementation
 
-    async def execute(self, code: str) -> ExecutionResult:
+    async def execute(self, code: str, runner: str = "pytest") -> ExecutionResult:
         async with self._servers.lock(self._implementation):
             server = await self._servers.ready(self._implementation)
-            result = await self._executor.execute(code, server, name="draft")
+            result = await self._executor.execute(code, server, name="draft", runner=runner)
             return replace(result, exchanges=tuple(await server.exchanges()))

@@ -18,7 +18,7 @@ from typing import Any
 
 from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
-from restbench.benchmark.openapi_doc import fetch_openapi
+from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
@@ -121,9 +121,14 @@ class _Cell:
 
 
 def execution_key(code_sha: str, implementation: Implementation, timeout_s: float,
-                  database: Database = Database.SQLITE) -> str:
+                  database: Database = Database.SQLITE, runner: str = "pytest") -> str:
+    extra = () if runner == "pytest" else (runner,)  # pytest's keys stay as they were
     return digest("execution", code_sha, implementation.service.name, implementation.id,
-                  implementation.fingerprint(), timeout_s, database.value)
+                  implementation.fingerprint(), timeout_s, database.value, *extra)
+
+
+def runner_of(generation: GenerationRow) -> str:
+    return str(generation.details.get("runner", "pytest"))
 
 
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
@@ -193,7 +198,7 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            return await fetch_openapi(server.base_url, service.name)
+            return await service_openapi(service, server.base_url)
         finally:
             await pool.stop(server)
 
@@ -268,7 +273,8 @@ class _Runner:
                              cell.repetition, cell.target, status, error, test.code,
                              test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
                              round(time.perf_counter() - started - sum(waited), 4),
-                             dict(test.details))
+                             {**test.details, **({"runner": test.runner}
+                                                 if test.runner != "pytest" else {})})
 
     async def execute(self, generations: list[GenerationRow], backend: ExecutionBackend) -> None:
         """Original first; mutants and benign variants only for tests valid on the original."""
@@ -282,7 +288,7 @@ class _Runner:
         def others(g: GenerationRow) -> list[str]:
             original = self.store.execution(execution_key(
                 g.code_sha, implementations[g.service][ORIGINAL], self.config.timeout_s,
-                self.database.kind))
+                self.database.kind, runner_of(g)))
             if original is None or original.outcome != Outcome.PASS.value:
                 return []
             mutants = [m.id for m in services[g.service].requirement(g.requirement).mutants]
@@ -299,14 +305,14 @@ class _Runner:
             for target in targets(g):
                 implementation = implementations[g.service][target]
                 key = execution_key(g.code_sha, implementation, self.config.timeout_s,
-                                    self.database.kind)
+                                    self.database.kind, runner_of(g))
                 if key in seen:
                     continue
                 seen.add(key)
                 if self.store.execution(key) is not None:
                     self.counts["executions_reused"] += 1
                     continue
-                jobs.append(Job(g.code, implementation, g.requirement, key))
+                jobs.append(Job(g.code, implementation, g.requirement, key, runner_of(g)))
         return jobs
 
     async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
@@ -335,7 +341,7 @@ class _Runner:
                         impls: dict[str, Implementation] = impls) -> Outcome | None:
                 row = self.store.execution(execution_key(g.code_sha, impls[target],
                                                          self.config.timeout_s,
-                                                         self.database.kind))
+                                                         self.database.kind, runner_of(g)))
                 return Outcome(row.outcome) if row else None
 
             requirement = services[g.service].requirement(g.requirement)

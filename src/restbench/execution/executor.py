@@ -30,6 +30,10 @@ from restbench.execution.limits import (
 )
 from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, classify
 from restbench.execution.relay import Relay
+from restbench.runners import PYTEST, ready_runner
+from restbench.runners.base import test_file_name
+from restbench.runners.sandboxed import SCRATCH, tool_command
+from restbench.runners.setup import TOOLS_ENV
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +230,8 @@ class Executor:
                 sys.executable, "-m", "restbench.execution.worker", str(theirs.fileno()),
                 str(self._scratch_root / "mnt"), "1" if self.isolated else "0",
                 stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=log_output, env=clean_environment(), pass_fds=(theirs.fileno(),),
+                stderr=log_output, pass_fds=(theirs.fileno(),),
+                env=clean_environment(**{k: v for k, v in os.environ.items() if k == TOOLS_ENV}),
                 cwd=self._scratch_root, start_new_session=True)
         theirs.close()
         worker = _Worker(process, ours, log_file)
@@ -253,7 +258,7 @@ class Executor:
         self._idle.put_nowait(await self._spawn())
 
     async def execute(self, code: str, target: str | AcceptingTarget, *,
-                      name: str = "generated") -> ExecutionResult:
+                      name: str = "generated", runner: str = PYTEST) -> ExecutionResult:
         """Runs `code` (a pytest file) against an implementation: a server that accepts the
         sandbox's connections itself (`AcceptingTarget`), else one listening at a base URL, to
         which a relay in this process carries them."""
@@ -267,7 +272,8 @@ class Executor:
         address = urlsplit(base_url)
         request: dict[str, Any] = {
             "nonce": nonce, "timeout_s": self.timeout_s,
-            "test_name": f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py",
+            "test_name": f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py" if runner == PYTEST
+            else test_file_name(ready_runner(runner), name), "runner": runner,
             "warm_schemathesis": "import schemathesis" in code,
             "env": clean_environment(),
         }
@@ -276,6 +282,11 @@ class Executor:
             workdir = self._scratch_root / f"exec-{nonce}"
             workdir.mkdir()
             request.update(workdir=str(workdir), redirect_port=address.port)
+        if runner != PYTEST:
+            request["command"] = tool_command(
+                ready_runner(runner), request["test_name"],
+                str(workdir) if workdir else SCRATCH,
+                f"http://127.0.0.1:{address.port}" if workdir else CANONICAL_BASE_URL)
         worker = await self._idle.get()
         relay: Relay | None = None
         attached: tuple[AcceptingTarget, str] | None = None

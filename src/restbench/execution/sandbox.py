@@ -79,6 +79,9 @@ class SandboxView:
         wanted += [entry for entry in sys.path if entry and os.path.isdir(entry)]
         package = Path(__file__).resolve().parents[1]
         wanted.append(str(package))
+        from restbench.runners import sandbox_paths
+
+        wanted += sandbox_paths()  # Node.js and newman where they are not under /usr
         wanted += [f"/etc/{name}" for name in ETC_FILES if os.path.exists(f"/etc/{name}")]
         binds: list[str] = []
         for path in sorted({os.path.realpath(p) for p in wanted}, key=len):

@@ -45,6 +45,8 @@ from restbench.execution.limits import (
     PROCESS_LIMIT,
 )
 from restbench.execution.sandbox import ReportCollector, SandboxView
+from restbench.runners import PYTEST
+from restbench.runners.sandboxed import run_tool, tool_runner
 
 PACKET_LIMIT = 65536
 PREPARE_TIMEOUT_S = 60.0
@@ -120,12 +122,12 @@ def _warm_up_schemathesis() -> None:
 # ----- the test process (pid 1 of the execution's pid namespace) -----
 
 
-def _limit_resources(timeout_s: float) -> None:
+def _limit_resources(timeout_s: float, address_space: int | None = None) -> None:
     """Limits that bind: the process has no capability left to raise them (not even as root
     outside, since it is mapped to an unprivileged user of its own user namespace)."""
     cpu = int(timeout_s) + 2
     for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 1)),
-                         (resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES,) * 2),
+                         (resource.RLIMIT_AS, (address_space or MEMORY_LIMIT_BYTES,) * 2),
                          (resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT_BYTES,) * 2),
                          (resource.RLIMIT_NPROC, (PROCESS_LIMIT,) * 2),
                          (resource.RLIMIT_NOFILE, (OPEN_FILES_LIMIT,) * 2),
@@ -170,7 +172,9 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
         base_url = f"http://127.0.0.1:{request['redirect_port']}"
         environment = {"HOME": workdir, "TMPDIR": workdir}
     del code
-    _limit_resources(float(request["timeout_s"]))
+    runner = tool_runner(request.get("runner", PYTEST))
+    _limit_resources(float(request["timeout_s"]),
+                     runner.address_space_bytes if runner is not None else None)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output, 1)
@@ -180,6 +184,9 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ.update(environment, BASE_URL=base_url)
+    if runner is not None:  # a tool (node, newman): it runs as this process's child
+        _write_report(report, run_tool(runner, request["command"], workdir, request["nonce"]))
+        return
     collector = ReportCollector()
     try:
         exit_code = int(pytest.main([test_name, "--rootdir", workdir, "-c", "pytest.ini",

@@ -38,17 +38,19 @@ class Cost:
 
 @dataclass(frozen=True)
 class GeneratedTest:
-    """A pytest file and what it cost to make; `details` is kept in the store as JSON."""
+    """A test and what it cost to make; `details` is kept in the store as JSON. `runner` names
+    what runs it (`restbench.runners`: pytest, node, newman)."""
 
     code: str
     cost: Cost = Cost()
     details: dict[str, Any] = field(default_factory=dict)
+    runner: str = "pytest"
 
 
 class LiveService(Protocol):
     """A handle on the implementation a refining generator works against."""
 
-    async def execute(self, code: str) -> ExecutionResult:
+    async def execute(self, code: str, runner: str = "pytest") -> ExecutionResult:
         """Resets the service, runs `code` against it, returns the result with the HTTP trace."""
         ...
 

@@ -2,7 +2,9 @@
 
 For requirement TODO-07 in variant `vague` of service `todo`, the first file that exists wins:
   DIR/todo/vague/TODO-07.py, DIR/vague/TODO-07.py, DIR/todo/TODO-07.py, DIR/TODO-07.py
-and each of these may also be named test_TODO-07.py.
+and each of these may also be named test_TODO-07.py. Besides pytest files (.py), a test may be
+JavaScript for Node's test runner (TODO-07.test.js or .test.mjs) or a Postman collection
+(TODO-07.postman_collection.json); the ending picks the runner (`restbench.runners`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from restbench.errors import GeneratorError
 from restbench.generators.base import GeneratedTest, GenerationTask
+from restbench.runners import PYTEST, available_runners, load_runner, ready_runner, runner_for_file
 
 
 class MissingTestFile(Exception):
@@ -30,12 +33,17 @@ class FilesGenerator:
     def candidates(self, task: GenerationTask) -> list[Path]:
         folders = [self.root / task.service_name / task.variant.value,
                    self.root / task.variant.value, self.root / task.service_name, self.root]
-        names = [f"{task.requirement_id}.py", f"test_{task.requirement_id}.py"]
+        runners = sorted(available_runners(), key=lambda name: (name != PYTEST, name))
+        suffixes = [suffix for name in runners for suffix in load_runner(name).suffixes]
+        names = [f"{prefix}{task.requirement_id}{suffix}" for suffix in suffixes
+                 for prefix in ("", "test_")]
         return [folder / name for folder in folders for name in names]
 
     def generate(self, task: GenerationTask) -> GeneratedTest:
         for path in self.candidates(task):
             if path.is_file():
+                runner = runner_for_file(path.name)
+                ready_runner(runner)  # a missing tool stops the run, naming its setup command
                 return GeneratedTest(path.read_text(encoding="utf-8"),
-                                     details={"source": str(path)})
+                                     details={"source": str(path)}, runner=runner)
         raise MissingTestFile(f"no test file for {task.requirement_id} under {self.root}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from restbench.benchmark.models import BenignVariant, Edit, Mutant, Service
 from restbench.errors import MutationError
+from restbench.mutation.diff import apply_diff
 
 ORIGINAL = "original"
 
@@ -31,7 +32,8 @@ class Implementation:
 
     def fingerprint(self) -> str:
         """Changes whenever the served code would change: the service source and the edit."""
-        digest = hashlib.sha256(_source_digest(self.service.app_dir).encode())
+        digest = hashlib.sha256(_source_digest(self.service.app_dir,
+                                               self.service.manifest is not None).encode())
         if self.edit is not None:
             digest.update(self.edit.model_dump_json().encode())
         return digest.hexdigest()[:16]
@@ -47,10 +49,12 @@ def implementations_of(service: Service) -> dict[str, Implementation]:
 _digest_cache: dict[Path, str] = {}
 
 
-def _source_digest(app_dir: Path) -> str:
+def _source_digest(app_dir: Path, every_file: bool = False) -> str:
     if app_dir not in _digest_cache:
         digest = hashlib.sha256()
-        for path in sorted(app_dir.rglob("*.py")):
+        files = (p for p in app_dir.rglob("*") if p.is_file()) if every_file \
+            else app_dir.rglob("*.py")
+        for path in sorted(files):
             digest.update(str(path.relative_to(app_dir)).encode())
             digest.update(path.read_bytes())
         _digest_cache[app_dir] = digest.hexdigest()
@@ -58,7 +62,11 @@ def _source_digest(app_dir: Path) -> str:
 
 
 def apply_edit(text: str, edit: Edit, *, item: str, where: str) -> str:
-    """Replaces the edit's find text, which must occur exactly once in `text`."""
+    """Replaces the edit's find text, which must occur exactly once in `text` (or applies its
+    unified diff, each hunk of which must match exactly once)."""
+    if edit.diff is not None:
+        return apply_diff(text, edit.diff, item=item, where=where, file=edit.file)
+    assert edit.find is not None and edit.replace is not None
     count = text.count(edit.find)
     if count != 1:
         found = "does not occur" if count == 0 else f"occurs {count} times"
@@ -73,7 +81,9 @@ def _target(service: Service, edit: Edit, item: str) -> Path:
     path = (service.root / edit.file).resolve()
     app_dir = service.app_dir.resolve()
     if app_dir not in path.parents:
-        raise MutationError(f"{service.data_file}: {item}: file {edit.file} is not inside app/")
+        tree = service.manifest.source.tree if service.manifest else "app"
+        raise MutationError(f"{service.data_file}: {item}: file {edit.file} is not inside "
+                            f"{tree}/")
     if not path.is_file():
         raise MutationError(f"{service.data_file}: {item}: file {edit.file} does not exist")
     return path
@@ -103,7 +113,8 @@ def materialize(implementation: Implementation, destination: Path) -> Path:
     """
     service = implementation.service
     destination.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(service.app_dir, destination / "app", dirs_exist_ok=True,
+    tree = service.app_dir.relative_to(service.root)
+    shutil.copytree(service.app_dir, destination / tree, dirs_exist_ok=True, symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     if implementation.edit is not None:
         relative, text = edited_text(implementation)

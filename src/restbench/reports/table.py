@@ -92,7 +92,7 @@ def validation_table(report: ValidationReport) -> Table:
 
 def services_table(services: list[Service]) -> Table:
     """Requirement and mutant counts per service, the mutants split by kind."""
-    table = Table(title="Built-in services", title_justify="left")
+    table = Table(title="Services", title_justify="left")
     kinds = [kind.value for kind in MutantKind]
     columns = ["service", "title", "requirements", "mutants", *kinds, "vague basis",
                "benign variants"]

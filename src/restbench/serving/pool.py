@@ -33,6 +33,7 @@ from restbench.mutation import Implementation, materialize
 from restbench.mutation.start_errors import start_failure
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
+from restbench.serving.external import ExternalServer, build, start_external
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
@@ -123,6 +124,17 @@ async def _connect_handoff(path: Path) -> socket.socket | None:
     return sock
 
 
+def _in_user_terms(message: str, implementation: Implementation, copy: Path | None) -> str:
+    """An external instance's start or build failure naming the user's folder, not the copy,
+    and the edit it ran with."""
+    if copy is not None:
+        root = str(implementation.service.root)
+        message = message.replace(str(copy.resolve()), root).replace(str(copy), root)
+    if implementation.edit is not None:
+        message += f" (with the edit of {implementation.kind} {implementation.id} applied)"
+    return message
+
+
 class ServerPool:
     """Starts, resets and stops service implementations under `workdir`, on `database`
     (`sqlite`, `postgres` or a PostgreSQL URL).
@@ -140,7 +152,9 @@ class ServerPool:
         self._launcher: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
         self._servers: list[RunningServer] = []
+        self._external: list[ExternalServer] = []
         self._materialized: dict[tuple[str, str], Path] = {}
+        self._building: dict[tuple[str, str], asyncio.Lock] = {}
         # Control sockets: a short path (Unix socket paths are limited to 108 bytes), in a
         # folder only this user can enter.
         self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
@@ -193,8 +207,51 @@ class ServerPool:
             self._materialized[key] = materialize(implementation, folder)
         return self._materialized[key]
 
-    async def start(self, implementation: Implementation, replica: int = 0) -> RunningServer:
+    async def _built_source_for(self, implementation: Implementation) -> Path:
+        """An external service's copy, built (once per implementation, from the build cache
+        where the same build was made before)."""
+        key = (implementation.service.name, implementation.id)
+        async with self._building.setdefault(key, asyncio.Lock()):
+            if key not in self._materialized:
+                folder = self._sources / implementation.service.name / implementation.id
+                shutil.rmtree(folder, ignore_errors=True)
+                materialize(implementation, folder)
+                assert implementation.service.manifest is not None
+                tree = folder / implementation.service.manifest.source.tree
+                await build(implementation, tree, implementation.service.manifest)
+                self._materialized[key] = folder
+            return self._materialized[key]
+
+    async def _start_external(self, implementation: Implementation,
+                              replica: int) -> ExternalServer:
+        manifest = implementation.service.manifest
+        assert manifest is not None
+        try:
+            source = await self._built_source_for(implementation)
+        except ServiceStartError as exc:
+            copy = self._sources / implementation.service.name / implementation.id
+            raise ServiceStartError(_in_user_terms(str(exc), implementation, copy)) from None
+        database_url = "" if manifest.own_storage else await asyncio.to_thread(
+            self._databases.create, source,
+            f"{implementation.service.name}-{implementation.id}-{replica}")
+        try:
+            server = await start_external(implementation, replica, source, database_url)
+        except ServiceStartError as exc:
+            if database_url:
+                await asyncio.to_thread(self._databases.drop, database_url)
+            raise ServiceStartError(_in_user_terms(str(exc), implementation, source)) from None
+        except BaseException:
+            if database_url:
+                await asyncio.to_thread(self._databases.drop, database_url)
+            raise
+        self._external.append(server)
+        return server
+
+    async def start(self, implementation: Implementation, replica: int = 0,
+                    ) -> RunningServer | ExternalServer:
         require_support(implementation.service, self.database)
+        if implementation.service.manifest is not None:
+            return await self._start_external(implementation, replica)
         source = self._source_for(implementation)
         database_url = await asyncio.to_thread(
             self._databases.create, source,
@@ -252,7 +309,14 @@ class ServerPool:
                                             f" s; log: {server.log_tail()}") from None
                 await asyncio.sleep(0.01)
 
-    async def stop(self, server: RunningServer) -> None:
+    async def stop(self, server: RunningServer | ExternalServer) -> None:
+        if isinstance(server, ExternalServer):
+            if server in self._external:
+                self._external.remove(server)
+                await server.stop()
+                if server.database_url:
+                    await asyncio.to_thread(self._databases.drop, server.database_url)
+            return
         if server in self._servers:
             self._servers.remove(server)
             await server._client.aclose()
@@ -265,6 +329,8 @@ class ServerPool:
     async def close(self) -> None:
         """Stops every server, then drops their databases (and a throwaway PostgreSQL server)."""
         try:
+            for external in list(self._external):
+                await self.stop(external)
             for server in list(self._servers):
                 await server._client.aclose()
                 if server.handoff is not None:

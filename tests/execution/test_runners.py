@@ -1,0 +1,224 @@
+"""Runners beyond pytest: JavaScript (node --test) and Postman collections (newman), run in the
+real sandbox against the notes service (Node.js, external) and mapped to pass / fail / error
+with pytest's rules; each runner's golden-style check; files picks the runner by extension."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from restbench.benchmark import load_service
+from restbench.execution import ExecutionResult, Executor, Outcome
+from restbench.mutation import implementations_of
+from restbench.runners import runner_for_file
+from restbench.runners.setup import NEWMAN, ToolMissing, installed_script
+from restbench.serving import ServerPool
+from restbench.serving.external import CACHE_ENV
+from tests.cli_helpers import restbench
+
+NOTES = Path(__file__).parents[1] / "fixtures" / "notes"
+
+
+@pytest.fixture(autouse=True)
+def _tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("node") is None:
+        pytest.fail("Node.js is missing: apt-get install nodejs")
+    try:
+        installed_script(NEWMAN)
+    except ToolMissing as exc:
+        pytest.fail(str(exc))  # names `restbench setup newman`
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+
+
+def _run_all(tests: dict[str, tuple[str, str]], implementations: list[str],
+             workdir: Path, timeout_s: float = 30.0) -> dict[tuple[str, str], ExecutionResult]:
+    """Runs each (code, runner) test on each implementation of notes, after a reset."""
+    async def main() -> dict[tuple[str, str], ExecutionResult]:
+        service = load_service(NOTES)
+        results = {}
+        async with ServerPool(workdir / "servers") as pool, \
+                Executor(1, timeout_s, workdir / "exec") as executor:
+            for implementation_id in implementations:
+                server = await pool.start(implementations_of(service)[implementation_id])
+                try:
+                    for name, (code, runner) in tests.items():
+                        await server.reset()
+                        results[(name, implementation_id)] = await executor.execute(
+                            code, server, name=name, runner=runner)
+                finally:
+                    await pool.stop(server)
+        return results
+    return asyncio.run(main())
+
+
+JS_HEADER = """import { test } from "node:test";
+import assert from "node:assert/strict";
+const BASE = process.env.BASE_URL ?? "http://localhost:8000";
+const create = () => fetch(`${BASE}/notes`, { method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ title: "Trip", body: "pack bags" }) });
+"""
+JS = {
+    "strong": JS_HEADER + """
+test("a new note is stored with its text", async () => {
+  const response = await create();
+  assert.equal(response.status, 201);
+  const note = await response.json();
+  const read = await fetch(`${BASE}/notes/${note.id}`);
+  assert.equal(read.status, 200);
+  assert.equal((await read.json()).body, "pack bags");
+});
+""",
+    "status_only": JS_HEADER + """
+test("creating answers 201", async () => {
+  assert.equal((await create()).status, 201);
+});
+""",
+    "wrong": JS_HEADER + """
+test("expects a status the service never gives", async () => {
+  assert.equal((await create()).status, 202);
+});
+""",
+}
+
+
+def _collection(*items: dict[str, Any]) -> str:
+    return json.dumps({"info": {"name": "notes", "schema": "https://schema.getpostman.com/json/"
+                                "collection/v2.1.0/collection.json"}, "item": list(items)})
+
+
+def _item(name: str, method: str, url: str, tests: list[str],
+          body: dict[str, Any] | None = None) -> dict[str, Any]:
+    request: dict[str, Any] = {"method": method, "url": url}
+    if body is not None:
+        request["header"] = [{"key": "Content-Type", "value": "application/json"}]
+        request["body"] = {"mode": "raw", "raw": json.dumps(body)}
+    return {"name": name, "request": request,
+            "event": [{"listen": "test", "script": {"exec": tests}}]}
+
+
+CREATE = {"title": "Trip", "body": "pack bags"}
+POSTMAN = {
+    "strong": _collection(
+        _item("create", "POST", "{{baseUrl}}/notes", [
+            "pm.test('201', () => pm.response.to.have.status(201));",
+            "pm.collectionVariables.set('id', pm.response.json().id);"], CREATE),
+        _item("read", "GET", "{{base_url}}/notes/{{id}}", [
+            "pm.test('stored text', () => pm.expect(pm.response.json().body).to.eql('pack bags'));"
+        ])),
+    "status_only": _collection(_item("create", "POST", "{{baseUrl}}/notes", [
+        "pm.test('201', () => pm.response.to.have.status(201));"], CREATE)),
+    "wrong": _collection(_item("create", "POST", "{{baseUrl}}/notes", [
+        "pm.test('202', () => pm.response.to.have.status(202));"], CREATE)),
+}
+
+
+@pytest.mark.parametrize("runner", ["node", "newman"])
+def test_golden_style_check(runner: str, tmp_path: Path) -> None:
+    """A strong test kills both mutants of NOTE-01, a status-only one only the status mutant,
+    and one that fails on the original is invalid (its kills do not count)."""
+    corpus = JS if runner == "node" else POSTMAN
+    tests = {name: (code, runner) for name, code in corpus.items()}
+    results = _run_all(tests, ["original", "NOTE-01-M1", "NOTE-01-M2"], tmp_path)
+    outcome = {key: result.outcome for key, result in results.items()}
+    assert outcome[("strong", "original")] is Outcome.PASS, results[("strong", "original")]
+    assert outcome[("strong", "NOTE-01-M1")] is Outcome.FAIL
+    assert outcome[("strong", "NOTE-01-M2")] is Outcome.FAIL
+    assert outcome[("status_only", "original")] is Outcome.PASS
+    assert outcome[("status_only", "NOTE-01-M1")] is Outcome.FAIL
+    assert outcome[("status_only", "NOTE-01-M2")] is Outcome.PASS
+    assert outcome[("wrong", "original")] is Outcome.FAIL
+    strong = results[("strong", "original")]
+    assert len(strong.tests) >= 1 and all(t.outcome == "passed" for t in strong.tests)
+
+
+def test_results_map_to_pass_fail_error_as_pytest_s_do(tmp_path: Path) -> None:
+    tests = {
+        "js_exception": (JS_HEADER + 'test("x", () => { null.boom(); });\n', "node"),
+        "js_syntax": (JS_HEADER + 'test("x", () => { assert.ok(true) ;;; }}\n', "node"),
+        "js_no_test": (JS_HEADER, "node"),
+        "js_skipped": (JS_HEADER + 'test("x", { skip: true }, () => {});\n', "node"),
+        "js_cjs": (('const { test } = require("node:test");\n'
+                   'const assert = require("node:assert");\n'
+                   'test("x", async () => { const r = await fetch(process.env.BASE_URL + '
+                   '"/notes"); assert.strictEqual(r.status, 200); });\n'), "node"),
+        "js_loops": (JS_HEADER + 'test("x", () => { for (;;) {} });\n', "node"),
+        "pm_no_answer": (_collection(_item("x", "GET", "http://127.0.0.1:5999/", [
+            "pm.test('200', () => pm.response.to.have.status(200));"])), "newman"),
+        "pm_script_error": (_collection(_item("x", "GET", "{{baseUrl}}/notes", [
+            "pm.test('t', () => { undefinedFunction(); });"])), "newman"),
+        "pm_not_json": (_collection(_item("x", "GET", "{{baseUrl}}/notes", [
+            "pm.test('t', () => pm.expect(JSON.parse('{').a).to.eql(1));"])), "newman"),
+        "pm_no_assertion": (_collection(_item("x", "GET", "{{baseUrl}}/notes", [])), "newman"),
+        "pm_broken": ("{ not json", "newman"),
+    }
+    results = _run_all(tests, ["original"], tmp_path, timeout_s=8.0)
+    outcome = {name: results[(name, "original")] for name in tests}
+    assert outcome["js_cjs"].outcome is Outcome.PASS, outcome["js_cjs"]
+    for name in tests:
+        if name != "js_cjs":
+            assert outcome[name].outcome is Outcome.ERROR, (name, outcome[name])
+    assert "TypeError" in outcome["js_exception"].reason
+    assert "collection error" in outcome["js_syntax"].reason
+    assert "failed outside its tests" in outcome["js_syntax"].reason
+    assert outcome["js_no_test"].reason == "no test ran"
+    assert outcome["js_skipped"].reason == "every test was skipped"
+    assert outcome["js_loops"].reason == "timed out"
+    assert outcome["pm_no_answer"].reason.startswith("x (request) (call): Error: connect")
+    assert "ReferenceError" in outcome["pm_script_error"].reason
+    assert outcome["pm_no_assertion"].reason == "no test ran"
+
+
+def test_files_picks_the_runner_by_extension_and_scores(tmp_path: Path) -> None:
+    assert runner_for_file("NOTE-01.test.js") == "node"
+    assert runner_for_file("NOTE-01.test.mjs") == "node"
+    assert runner_for_file("test_NOTE-01.postman_collection.json") == "newman"
+    assert runner_for_file("NOTE-01.py") == "pytest"
+    folder = tmp_path / "tests" / "precise"
+    folder.mkdir(parents=True)
+    (folder / "NOTE-01.test.mjs").write_text(JS["strong"])
+    (folder / "test_NOTE-02.postman_collection.json").write_text(_collection(
+        _item("refused", "POST", "{{baseUrl}}/notes", [
+            "pm.test('refused', () => pm.expect(pm.response.code).to.be.within(400, 499));"],
+              {"title": "", "body": "x"})))
+    shutil.copy(NOTES / "golden" / "test_NOTE-03.py", folder / "NOTE-03.py")
+    out = tmp_path / "out"
+    ran = restbench("run", "-s", NOTES, "-g", "files", "-a", f"files.dir={tmp_path / 'tests'}",
+                    "-V", "precise", "-o", out)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {row["requirement"]: row for row in _csv(out / "requirements.csv")}
+    assert float(rows["NOTE-01"]["killed"]) == 2  # the strong JavaScript test
+    assert float(rows["NOTE-02"]["killed"]) == 1  # "any 4xx" kills M1 (201), not M2 (400)
+    assert float(rows["NOTE-03"]["killed"]) == 1
+    again = restbench("run", "-s", NOTES, "-g", "files", "-a",
+                      f"files.dir={tmp_path / 'tests'}", "-V", "precise", "-o", out)
+    assert "0 executions made, 11 reused" in again.stdout  # the runner is part of the key
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_missing_newman_names_the_setup_command(tmp_path: Path) -> None:
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    (folder / "NOTE-01.postman_collection.json").write_text(POSTMAN["strong"])
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RESTBENCH_TOOLS_DIR": str(tmp_path / "no-tools"), "COLUMNS": "300"}
+    ran = subprocess.run([sys.executable, "-m", "restbench.cli", "run", "-s", str(NOTES), "-g",
+                          "files", "-a", f"files.dir={folder}", "-R", "NOTE-01", "-V", "precise",
+                          "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                         timeout=300, check=False)
+    output = ran.stdout + ran.stderr
+    assert "newman 6.2.2 is not installed" in output and "run 'restbench setup newman'" in output

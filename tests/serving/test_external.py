@@ -1,0 +1,191 @@
+"""External services (a service.toml instead of an app package): the Node.js notes fixture
+built, started, reset, recorded and scored through the real harness and the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from restbench.benchmark import load_service
+from restbench.errors import DataError, MutationError, ServiceStartError
+from restbench.execution import Executor, Outcome
+from restbench.mutation import check_edits, implementations_of
+from restbench.serving import ServerPool
+from restbench.serving.external import CACHE_ENV
+from tests.cli_helpers import restbench
+
+NOTES = Path(__file__).parents[1] / "fixtures" / "notes"
+
+
+@pytest.fixture(autouse=True)
+def _node_installed() -> None:
+    if shutil.which("node") is None:
+        pytest.fail("Node.js is missing: apt-get install nodejs")
+
+
+@pytest.fixture
+def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private copy of the notes service and a private build cache."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    destination = tmp_path / "notes"
+    shutil.copytree(NOTES, destination)
+    yield destination
+
+
+def _manifest_error(folder: Path, old: str, new: str) -> str:
+    manifest = folder / "service.toml"
+    text = manifest.read_text()
+    assert old in text
+    manifest.write_text(text.replace(old, new))
+    with pytest.raises(DataError) as caught:
+        load_service(folder)
+    message = str(caught.value)
+    assert "\n" not in message and str(manifest) in message
+    return message
+
+
+def test_a_bad_manifest_is_one_line_naming_the_table_and_the_problem(notes: Path) -> None:
+    assert "[start.ready]" in _manifest_error(notes, 'ready = "GET /health"', 'ready = "/health"')
+    assert "{prot}" in _manifest_error(notes, 'PORT = "{port}"', 'PORT = "{prot}"')
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    assert "[reset]" in _manifest_error(notes, 'request = "POST /__reset"',
+                                        'request = "POST /__reset"\ncommand = ["true"]')
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    message = _manifest_error(notes, 'tree = "server"', 'tree = "srv"')
+    assert "[source.tree]" in message and "srv" in message
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    assert "[build.colour]: unknown key" in _manifest_error(notes, "timeout_s = 60",
+                                                             "timeout_s = 60\ncolour = 1")
+
+
+def test_a_diff_mutant_that_no_longer_applies_names_the_hunk(notes: Path) -> None:
+    source = notes / "server" / "src" / "notes.js"
+    source.write_text(source.read_text().replace("title, body };", "title, body: body };"))
+    with pytest.raises(MutationError) as caught:
+        check_edits(load_service(notes))
+    assert "NOTE-01-M2" in str(caught.value) and "hunk 1" in str(caught.value)
+
+
+def test_validate_and_run_score_the_external_service(notes: Path, tmp_path: Path) -> None:
+    validated = restbench("validate", "-s", notes)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert "3 requirements, 5 mutants, 1 benign variants: all sound" in validated.stdout
+    listed = restbench("list", "-s", notes)
+    assert "Notes (external, Node.js)" in listed.stdout
+    ran = restbench("run", "-s", notes, "-g", "golden,status-oracle", "-o", tmp_path / "out")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    scores = json.loads((tmp_path / "out" / "scores.json").read_text())
+    by_generator = {(row["generator"], row["variant"]): row for row in scores["scores"]}
+    assert by_generator[("golden", "precise")]["killed_mean"] == 5
+    assert by_generator[("status-oracle", "precise")]["validity_rate"] == 1.0
+    assert by_generator[("status-oracle", "precise")]["killed_mean"] < 5
+
+
+def _add_mutant(folder: Path, requirement: str, mutant: str) -> None:
+    data = folder / "requirements.yaml"
+    text = data.read_text()
+    anchor = f"    golden: golden/test_{requirement}.py\n    mutants:\n"
+    assert anchor in text
+    data.write_text(text.replace(anchor, anchor + mutant))
+
+
+def test_mutants_that_do_not_build_or_start_are_reported_like_start_failures(
+        notes: Path) -> None:
+    _add_mutant(notes, "NOTE-03", """\
+      - id: NOTE-03-M8
+        kind: blunt
+        vague_basis: true
+        description: A syntax error
+        file: server/src/notes.js
+        find: "  remove(id) {"
+        replace: "  remove(id) {{"
+      - id: NOTE-03-M9
+        kind: blunt
+        vague_basis: true
+        description: Crashes when it starts
+        file: server/src/main.js
+        find: "const notes = new Notes();"
+        replace: "const notes = new Notes(); notes.missing.call();"
+""")
+    validated = restbench("validate", "-s", notes, "-R", "NOTE-03")
+    assert validated.returncode != 0
+    output = " ".join((validated.stdout + validated.stderr).split())
+    assert "NOTE-03-M8 did not build: node build.js exited with 1: SyntaxError" in output
+    assert f"at {notes}/server/src/notes.js:" in output and "log:" in output
+    assert "NOTE-03-M9 did not start: node dist/main.js exited with 1: TypeError: Cannot read " \
+        f"properties of undefined (reading 'call') at {notes}/server/dist/main.js:" in output
+    assert "(with the edit of mutant NOTE-03-M9 applied)" in output
+    assert "mutants killed" in output  # the others ran as usual
+
+
+def test_the_reset_route_is_the_harness_s_and_exchanges_are_recorded(
+        notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asyncio.run(_reset_route_and_exchanges(notes, tmp_path, monkeypatch))
+
+
+async def _reset_route_and_exchanges(notes: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-for-the-test")
+    service = load_service(notes)
+    test = """
+import os, requests
+BASE = os.environ["BASE_URL"]
+
+def test_cannot_reset():
+    assert requests.post(BASE + "/notes", json={"title": "mine"}).status_code == 201
+    assert requests.post(BASE + "/__reset").status_code == 404
+    assert len(requests.get(BASE + "/notes").json()) == 3
+"""
+    async with ServerPool(tmp_path / "servers") as pool, \
+            Executor(1, 30.0, tmp_path / "exec") as executor:
+        server = await pool.start(implementations_of(service)["original"])
+        environment = Path(f"/proc/{server.pid}/environ").read_bytes().split(b"\0")
+        names = {entry.split(b"=", 1)[0].decode() for entry in environment if entry}
+        assert "OPENAI_API_KEY" not in names and {"PORT", "DATA_DIR"} <= names
+        for _ in range(2):  # the second run finds the service back in its seed state
+            await server.reset()
+            result = await executor.execute(test, server, name="reset")
+            assert result.outcome is Outcome.PASS, result.output
+            exchanges = await server.exchanges()
+            assert [(e["method"], e["url"], e["status"]) for e in exchanges] == [
+                ("POST", "/notes", 201), ("POST", "/__reset", 404), ("GET", "/notes", 200)]
+        assert len(server.reset_s) == 2 and all(s < 5 for s in server.reset_s)
+
+
+def test_a_build_is_made_once_and_taken_from_the_cache_after(notes: Path,
+                                                               tmp_path: Path) -> None:
+    asyncio.run(_built_once(notes, tmp_path))
+
+
+async def _built_once(notes: Path, tmp_path: Path) -> None:
+    service = load_service(notes)
+    stamps = []
+    for attempt in range(2):
+        async with ServerPool(tmp_path / f"servers-{attempt}") as pool:
+            server = await pool.start(implementations_of(service)["NOTE-01-M1"])
+            stamps.append((server.tree / "dist" / "build.json").read_text())
+            assert "200, notes.create" in (server.tree / "dist" / "main.js").read_text()
+    assert stamps[0] == stamps[1]
+    builds = tmp_path / "cache" / "builds" / "notes"
+    assert len(list(builds.glob("*.log"))) == 1
+
+
+def test_an_instance_that_never_gets_ready_is_a_start_error(notes: Path,
+                                                             tmp_path: Path) -> None:
+    asyncio.run(_never_ready(notes, tmp_path))
+
+
+async def _never_ready(notes: Path, tmp_path: Path) -> None:
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace('ready = "GET /health"',
+                                                     'ready = "GET /nowhere"')
+                        .replace("timeout_s = 20", "timeout_s = 1"))
+    service = load_service(notes)
+    async with ServerPool(tmp_path / "servers") as pool:
+        with pytest.raises(ServiceStartError, match="GET /nowhere did not answer 200 within 1 s"):
+            await pool.start(implementations_of(service)["original"])
