@@ -222,3 +222,44 @@ def test_a_missing_newman_names_the_setup_command(tmp_path: Path) -> None:
                          timeout=300, check=False)
     output = ran.stdout + ran.stderr
     assert "newman 6.2.2 is not installed" in output and "run 'restbench setup newman'" in output
+
+
+TODO_01_JS = """import { test } from "node:test";
+import assert from "node:assert/strict";
+const BASE_URL = process.env.BASE_URL ?? "http://localhost:8000";
+const post = (path, body) => fetch(`${BASE_URL}${path}`, { method: "POST",
+  headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+test("a new account logs in and starts with no todos", async () => {
+  const account = { email: "carol@example.com", password: "Carol123!" };
+  const registered = await post("/users/register", account);
+  assert.equal(registered.status, 200);
+  const login = await post("/users/login", account);
+  assert.equal(login.status, 200);
+  const { accessToken } = await login.json();
+  const todos = await fetch(`${BASE_URL}/todos`,
+                            { headers: { authorization: `Bearer ${accessToken}` } });
+  assert.equal(todos.status, 200);
+  assert.deepEqual(await todos.json(), []);
+});
+"""
+
+
+def test_todo_scored_through_files_in_javascript_and_postman(tmp_path: Path) -> None:
+    """On the built-in todo service: the JavaScript port of TODO-01's golden test kills its three
+    mutants; a collection that checks only registration's status kills one."""
+    folder = tmp_path / "tests"
+    (folder / "precise").mkdir(parents=True)
+    (folder / "vague").mkdir()
+    (folder / "precise" / "TODO-01.test.mjs").write_text(TODO_01_JS)
+    (folder / "vague" / "TODO-01.postman_collection.json").write_text(_collection(
+        _item("register", "POST", "{{baseUrl}}/users/register",
+              ["pm.test('200', () => pm.response.to.have.status(200));"],
+              {"email": "carol@example.com", "password": "Carol123!"})))
+    out = tmp_path / "out"
+    ran = restbench("run", "-s", "todo", "-R", "TODO-01", "-g", "files", "-a", f"dir={folder}",
+                    "-o", out)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    rows = {row["variant"]: row for row in _csv(out / "requirements.csv")}
+    assert float(rows["precise"]["killed"]) == 3 and float(rows["precise"]["mutants"]) == 3
+    assert float(rows["vague"]["killed"]) == 1

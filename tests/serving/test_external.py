@@ -189,3 +189,31 @@ async def _never_ready(notes: Path, tmp_path: Path) -> None:
     async with ServerPool(tmp_path / "servers") as pool:
         with pytest.raises(ServiceStartError, match="GET /nowhere did not answer 200 within 1 s"):
             await pool.start(implementations_of(service)["original"])
+
+
+def test_a_reset_command_gets_the_placeholders_and_is_measured(notes: Path,
+                                                                tmp_path: Path) -> None:
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'request = "POST /__reset"',
+        'command = ["node", "-e", "fetch(\'http://127.0.0.1:{port}/__reset\', {{method: '
+        '\'POST\'}}).then((r) => process.exit(r.ok ? 0 : 3))"]'))  # braces doubled
+    asyncio.run(_reset_by_command(notes, tmp_path))
+
+
+async def _reset_by_command(notes: Path, tmp_path: Path) -> None:
+    import httpx
+
+    service = load_service(notes)
+    async with ServerPool(tmp_path / "servers") as pool:
+        server = await pool.start(implementations_of(service)["original"])
+        async with httpx.AsyncClient(base_url=server.base_url) as client:
+            assert (await client.post("/notes", json={"title": "x"})).status_code == 201
+            # without a reset request, the proxy hides nothing: the route is the service's own
+            assert (await client.get("/notes")).json()[-1]["title"] == "x"
+            await server.reset()
+            assert [note["id"] for note in (await client.get("/notes")).json()] == [1, 2]
+        assert len(server.reset_s) == 1  # measured
+        exchanges = await server.exchanges()  # the reset forgot the ones before it
+        assert [(e["method"], e["url"], e["status"]) for e in exchanges] == [
+            ("GET", "/notes", 200)]

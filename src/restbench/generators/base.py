@@ -106,5 +106,7 @@ class GeneratorSpec:
     def label(self) -> str:
         """The name in tables; a reduced OpenAPI document is named, as it changes what is
         measured (runs with different prompts must not share a row)."""
-        mode = self.args.get("openapi", "full")
-        return self.name if mode == "full" else f"{self.name}[openapi={mode}]"
+        marks = [f"{key}={self.args[key]}" for key, default in
+                 (("openapi", "full"), ("language", "python"))
+                 if self.args.get(key, default) != default]
+        return f"{self.name}[{','.join(marks)}]" if marks else self.name

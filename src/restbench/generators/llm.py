@@ -15,6 +15,7 @@ from typing import Any
 
 from restbench.errors import GeneratorError
 from restbench.generators.base import Cost, GeneratedTest, GenerationFailure, GenerationTask
+from restbench.generators.languages import PYTHON, Language, language_named
 from restbench.generators.prompts import (
     format_trace,
     judge_messages,
@@ -23,7 +24,6 @@ from restbench.generators.prompts import (
 )
 from restbench.generators.shrink import PromptPlan, check_mode, fit, plans
 from restbench.llm import ChatClient, ChatResult, CutOffAnswer, LLMError, ModelSettings, NoCodeError
-from restbench.llm.extract import extract_python
 from restbench.store.sqlite import digest
 
 TRACE_KEPT_CHARS = 6000
@@ -34,9 +34,9 @@ def _cost(result: ChatResult) -> Cost:
     return Cost(result.cost_usd, result.usage.input_tokens, result.usage.output_tokens)
 
 
-def _has_code(result: ChatResult) -> bool:
+def _has_code(result: ChatResult, language: Language = PYTHON) -> bool:
     try:
-        extract_python(result.content)
+        language.extract(result.content)
     except NoCodeError:
         return False
     return True
@@ -46,7 +46,8 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
                      base_url: str, seed_test: str | None = None,
                      cache_tag: str | None = None, *, operations: Sequence[str] = (),
                      openapi_mode: str = "full",
-                     answer_chars: int | None = None) -> GeneratedTest:
+                     answer_chars: int | None = None,
+                     language: Language = PYTHON) -> GeneratedTest:
     """One writer call: requirement + OpenAPI document + base URL in, a pytest file out.
 
     The document shrinks to fit the model's context (restbench.llm.fitting); `operations` are
@@ -55,16 +56,18 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
     is not kept in the call cache, so a rerun asks again. The answer is in the details, its
     first `answer_chars` when given (the call cache holds it whole).
     """
+    chosen = None if language is PYTHON else language  # Python's prompt stays as it was
     if isinstance(openapi, str):
-        fitted_messages = writer_messages(requirement_text, openapi, base_url, seed_test)
+        fitted_messages = writer_messages(requirement_text, openapi, base_url, seed_test, chosen)
         prompt: dict[str, Any] = {"openapi": "as given"}
     else:
         fitted = await fit(client, lambda plan: writer_messages(
-            requirement_text, plan.openapi, base_url, seed_test),
+            requirement_text, plan.openapi, base_url, seed_test, chosen),
             plans(openapi, operations, openapi_mode))
         fitted_messages, prompt = fitted.messages, fitted.record(openapi_mode)
     try:
-        result = await client.complete(fitted_messages, cache_tag=cache_tag, usable=_has_code)
+        result = await client.complete(fitted_messages, cache_tag=cache_tag,
+                                       usable=lambda answer: _has_code(answer, language))
     except CutOffAnswer as exc:
         raise GenerationFailure(str(exc), _cost(exc.result), {
             "calls": 1, "cached_calls": 0, "prompt": prompt, "stopped": "token limit",
@@ -74,10 +77,10 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
     details = {"calls": 1, "cached_calls": int(result.cached), "prompt": prompt,
                "answer": result.content[:answer_chars]}
     try:
-        code = extract_python(result.content)
+        code = language.extract(result.content)
     except NoCodeError as exc:
         raise GenerationFailure(str(exc), _cost(result), details) from None
-    return GeneratedTest(code, _cost(result), details)
+    return GeneratedTest(code, _cost(result), details, runner=language.runner)
 
 
 class _ModelAccess:
@@ -107,16 +110,18 @@ class SingleStepGenerator:
     refines = False
     uses_model = True
 
-    def __init__(self, config: str | None = None, openapi: str = "full") -> None:
+    def __init__(self, config: str | None = None, openapi: str = "full",
+                 language: str = "python") -> None:
         self._models = _ModelAccess(config)
         self.openapi_mode = check_mode(openapi, self.name)
+        self.language = language_named(language, self.name)
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         async with self._models.client(task.model, task) as client:
             return await write_test(client, task.requirement_text, task.openapi, task.base_url,
                                     cache_tag=_tag(task), operations=list(task.operations),
                                     openapi_mode=self.openapi_mode,
-                                    answer_chars=ANSWER_KEPT_CHARS)
+                                    answer_chars=ANSWER_KEPT_CHARS, language=self.language)
 
 
 _VERDICT = re.compile(r"\b(FINISH|REFINE(?:MENT)?)\b")
@@ -176,8 +181,11 @@ class RefineGenerator:
     uses_model = True
 
     def __init__(self, rounds: str | int = 3, judge: str | None = None,
-                 config: str | None = None, openapi: str = "full") -> None:
+                 config: str | None = None, openapi: str = "full",
+                 language: str = "python") -> None:
         self.openapi_mode = check_mode(openapi, self.name)
+        self.language = language_named(language, self.name)
+        self._chosen = None if self.language is PYTHON else self.language
         try:
             self.rounds = int(rounds)
         except ValueError:
@@ -201,7 +209,8 @@ class RefineGenerator:
                     judge: ChatClient) -> GeneratedTest:
         first = await write_test(writer, task.requirement_text, task.openapi, task.base_url,
                                  cache_tag=_tag(task), operations=list(task.operations),
-                                 openapi_mode=self.openapi_mode, answer_chars=ANSWER_KEPT_CHARS)
+                                 openapi_mode=self.openapi_mode, answer_chars=ANSWER_KEPT_CHARS,
+                                 language=self.language)
         total = first.cost
         rounds = [_Round(1, first.code, cost=first.cost,
                          prompts={"writer": first.details.get("prompt")})]
@@ -215,7 +224,7 @@ class RefineGenerator:
             # keyed by what decides them: the task, the round and the draft.
             identity = digest(_tag(task), task.target, task.service_name, task.requirement_id,
                               task.variant.value, current.number, current.code)
-            result = await task.live.execute(current.code)
+            result = await task.live.execute(current.code, self.language.runner)
             current.outcome, current.output = result.outcome.value, result.output
             current.exchanges = tuple(result.exchanges)
             current.trace = format_trace(result.exchanges)
@@ -237,11 +246,13 @@ class RefineGenerator:
             try:
                 fitted = await fit(writer, lambda plan, draft=current, why=reason:
                                    revision_messages(
-                    writer_messages(task.requirement_text, plan.openapi, task.base_url),
+                    writer_messages(task.requirement_text, plan.openapi, task.base_url,
+                                    language=self._chosen),
                     draft.code, draft.output, format_trace(draft.exchanges, plan.trace_last),
-                    why), self._plans(task, with_trace=True), "revision prompt")
-                answer = await writer.complete(fitted.messages, cache_key=f"revise:{identity}",
-                                               usable=_has_code)
+                    why, self._chosen), self._plans(task, with_trace=True), "revision prompt")
+                answer = await writer.complete(
+                    fitted.messages, cache_key=f"revise:{identity}",
+                    usable=lambda result: _has_code(result, self.language))
             except GenerationFailure as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
             except CutOffAnswer as exc:
@@ -251,12 +262,13 @@ class RefineGenerator:
                 raise failure(str(exc)) from None
             total += _cost(answer)
             try:
-                code = extract_python(answer.content)
+                code = self.language.extract(answer.content)
             except NoCodeError as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
             rounds.append(_Round(current.number + 1, code, cost=_cost(answer),
                                  prompts={"writer": fitted.record(self.openapi_mode)}))
-        return GeneratedTest(rounds[-1].code, total, self._details(rounds, stop))
+        return GeneratedTest(rounds[-1].code, total, self._details(rounds, stop),
+                             runner=self.language.runner)
 
     def _plans(self, task: GenerationTask, with_trace: bool) -> list[PromptPlan]:
         return plans(task.openapi, list(task.operations), self.openapi_mode, with_trace)
@@ -268,7 +280,7 @@ class RefineGenerator:
         try:
             fitted = await fit(judge, lambda plan: judge_messages(
                 task.requirement_text, plan.openapi, draft.code, draft.output,
-                format_trace(draft.exchanges, plan.trace_last)),
+                format_trace(draft.exchanges, plan.trace_last), self._chosen),
                 self._plans(task, with_trace=True), "judge prompt")
         except GenerationFailure as exc:
             raise _JudgeFailed(str(exc), Cost()) from None

@@ -14,7 +14,10 @@ first, so that endpoints with a prefix cache reuse it; the OpenAPI document is c
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from restbench.generators.languages import Language
 
 Message = dict[str, Any]
 TRACE_EXCHANGES = 30
@@ -67,15 +70,23 @@ def openapi_text(openapi: dict[str, Any] | str) -> str:
                                                                 ensure_ascii=False)
 
 
+def _python(language: Language | None) -> bool:
+    return language is None or language.name == "python"
+
+
 def writer_messages(requirement: str, openapi: dict[str, Any] | str, base_url: str,
-                    seed_test: str | None = None) -> list[Message]:
+                    seed_test: str | None = None,
+                    language: Language | None = None) -> list[Message]:
+    """The writer's first call; `language` (default Python) says what kind of test to write."""
     parts = [f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```", f"Base URL: {base_url}"]
     if seed_test:
         parts.append("An existing test of this API; follow its conventions:\n"
                      f"```python\n{seed_test.strip()}\n```")
     parts.append(f"Requirement:\n{requirement.strip()}")
-    parts.append("Write the pytest file for the requirement.")
-    return [{"role": "system", "content": WRITER_SYSTEM},
+    parts.append("Write the pytest file for the requirement." if language is None
+                 else language.ask)
+    return [{"role": "system", "content": WRITER_SYSTEM if language is None
+             else language.writer_system},
             {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -112,19 +123,26 @@ def cut_output(output: str) -> str:
 
 
 def judge_messages(requirement: str, openapi: dict[str, Any] | str, code: str, output: str,
-                   trace: str) -> list[Message]:
+                   trace: str, language: Language | None = None) -> list[Message]:
+    fence = "python" if language is None else language.fence
+    output_name = "Pytest output" if language is None else language.output_name
+    system = JUDGE_SYSTEM if _python(language) else \
+        JUDGE_SYSTEM.replace("the pytest output of running it", "the output of running it")
     user = "\n\n".join([
         f"OpenAPI document:\n```json\n{openapi_text(openapi)}\n```",
         f"Requirement:\n{requirement.strip()}",
-        f"Test code:\n```python\n{code.strip()}\n```",
-        f"Pytest output:\n```\n{cut_output(output)}\n```",
+        f"Test code:\n```{fence}\n{code.strip()}\n```",
+        f"{output_name}:\n```\n{cut_output(output)}\n```",
         f"HTTP exchanges:\n{trace}",
         "Your verdict (FINISH or REFINE, then one sentence):"])
-    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def revision_messages(first: list[Message], previous_code: str, output: str, trace: str,
-                      reason: str) -> list[Message]:
-    return [*first, {"role": "assistant", "content": f"```python\n{previous_code.strip()}\n```"},
-            {"role": "user", "content": REVISION_REQUEST.format(
+                      reason: str, language: Language | None = None) -> list[Message]:
+    fence = "python" if language is None else language.fence
+    request = REVISION_REQUEST if _python(language) else REVISION_REQUEST.replace(
+        "Pytest output:", f"{language.output_name}:").replace("```python", f"```{fence}")
+    return [*first, {"role": "assistant", "content": f"```{fence}\n{previous_code.strip()}\n```"},
+            {"role": "user", "content": request.format(
                 reason=reason or "(none given)", output=cut_output(output), trace=trace)}]

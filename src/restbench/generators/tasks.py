@@ -52,9 +52,9 @@ class LiveHandle(_Handle):
 
     __slots__ = ()
 
-    async def execute(self, code: str) -> ExecutionResult:
+    async def execute(self, code: str, runner: str = "pytest") -> ExecutionResult:
         live: LiveService = self._target()
-        return await live.execute(code)
+        return await live.execute(code, runner)
 
 
 class CallCacheHandle(_Handle):

@@ -35,7 +35,8 @@ class Implementation:
         digest = hashlib.sha256(_source_digest(self.service.app_dir,
                                                self.service.manifest is not None).encode())
         if self.edit is not None:
-            digest.update(self.edit.model_dump_json().encode())
+            # exclude_none: fingerprints of find/replace edits stay as before diffs existed
+            digest.update(self.edit.model_dump_json(exclude_none=True).encode())
         return digest.hexdigest()[:16]
 
 

@@ -83,7 +83,7 @@ def requirement_entry(service: Service, requirement_id: str) -> dict[str, Any]:
         "mutants": [{"id": m.id, "description": m.description, "file": m.file,
                      "diff": mutant_diff(service, m.id),
                      **{k: v for k, v in m.model_dump().items()
-                        if k not in ("id", "description", "file", "find", "replace")}}
+                        if k not in ("id", "description", "file", "find", "replace", "diff")}}
                     for m in requirement.mutants],
     }
 

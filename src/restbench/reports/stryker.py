@@ -31,11 +31,21 @@ def _position(text: str, offset: int) -> dict[str, int]:
     return {"line": line, "column": column}
 
 
+def _anchor(mutant: Mutant) -> str:
+    """The text the mutant changes: its find text, or a diff's first removed line."""
+    if mutant.find is not None:
+        return mutant.find
+    removed = [line[1:] for line in (mutant.diff or "").splitlines()
+               if line.startswith("-") and not line.startswith("---")]
+    return removed[0] if removed and removed[0].strip() else "\0"
+
+
 def _location(source: str, mutant: Mutant) -> dict[str, dict[str, int]]:
-    start = source.find(mutant.find)
+    anchor = _anchor(mutant)
+    start = source.find(anchor)
     if start < 0:  # the source changed since the run: point at the file's start
         return {"start": {"line": 1, "column": 1}, "end": {"line": 1, "column": 1}}
-    return {"start": _position(source, start), "end": _position(source, start + len(mutant.find))}
+    return {"start": _position(source, start), "end": _position(source, start + len(anchor))}
 
 
 def _test_id(test: Test) -> str:
@@ -46,7 +56,7 @@ def _mutant(service: Service, mutant: Mutant, requirement: str, source: str,
             test: Test | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "id": f"{service.name}/{mutant.id}", "mutatorName": requirement,
-        "description": mutant.description, "replacement": mutant.replace,
+        "description": mutant.description, "replacement": mutant.replace if mutant.diff is None else mutant.diff,
         "location": _location(source, mutant)}
     if test is None or test.status != "ok":
         reason = test.error if test is not None else "no test was generated"

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import ctypes
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -32,7 +33,9 @@ from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation
 from restbench.serving.proxy import RecordingProxy
 
+log = logging.getLogger(__name__)
 CACHE_ENV = "RESTBENCH_CACHE_DIR"
+SLOW_RESET_S = 1.0  # a reset runs before every execution: slower than this is worth a warning
 BUILT_MARK = ".restbench-built"
 STOP_GRACE_S = 3.0
 PR_SET_PDEATHSIG = 1
@@ -199,7 +202,11 @@ class ExternalServer:
         except httpx.HTTPError as exc:
             raise ServiceStartError(f"{name}: reset failed: {exc!r}; log: "
                                     f"{self.log_tail()}") from None
-        self.reset_s.append(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        self.reset_s.append(elapsed)
+        if elapsed > SLOW_RESET_S and not any(s > SLOW_RESET_S for s in self.reset_s[:-1]):
+            log.warning("%s: a reset took %.1f s; it runs before every execution (see the "
+                        "service contract)", name, elapsed)
         self.proxy.clear()
 
     async def _reset_command(self, command: list[str], timeout_s: float, name: str) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import socket
 import sys
 import tempfile
 from pathlib import Path
 
 from restbench.benchmark.models import Service
 from restbench.errors import MutationError
-from restbench.mutation import implementations_of, materialize
+from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 
@@ -23,6 +26,10 @@ def serve_foreground(service: Service, mutant: str | None = None, host: str = "1
     chosen = mutant or ORIGINAL
     if chosen not in implementations:
         raise MutationError(f"{service.data_file}: no mutant or benign variant '{chosen}'")
+    if service.manifest is not None:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve_external(implementations[chosen], host, port, choice))
+        return
     databases = open_databases(choice)
     with tempfile.TemporaryDirectory(prefix=f"restbench-serve-{service.name}-") as scratch:
         try:
@@ -35,3 +42,20 @@ def serve_foreground(service: Service, mutant: str | None = None, host: str = "1
             uvicorn.run(app, host=host, port=port, log_level="info")
         finally:
             databases.close()
+
+
+async def _serve_external(implementation: Implementation, host: str, port: int,
+                          database: DatabaseChoice) -> None:
+    """An external service: built and started as in a run, reached through its recording proxy
+    on host:port (its reset route hidden as in a run) until interrupted."""
+    from restbench.serving.pool import ServerPool
+
+    with tempfile.TemporaryDirectory(prefix="restbench-serve-") as scratch:
+        async with ServerPool(Path(scratch), database) as pool:
+            server = await pool.start(implementation)
+            await server.reset()
+            listener = socket.create_server((host, port))
+            await server.attach([listener])
+            print(f"{implementation.service.name} {implementation.id} at http://{host}:{port} "
+                  "(Ctrl-C stops it)", flush=True)
+            await asyncio.Event().wait()
