@@ -17,7 +17,7 @@ from restbench.agents.suite import builtin_suite, load_suites
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
 
-SERVICES = ("todo", "conduit", "fullstack")
+SERVICES = ("todo", "conduit", "fullstack", "ledger")
 
 
 @pytest.mark.parametrize("service", SERVICES)
