@@ -31,6 +31,7 @@ from restbench.benchmark.manifest import Manifest, Request, fill
 from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation
+from restbench.serving.logs import log_tail
 from restbench.serving.proxy import RecordingProxy
 
 log = logging.getLogger(__name__)
@@ -238,11 +239,7 @@ class ExternalServer:
         return self.proxy.busy_s
 
     def log_tail(self, limit: int = 600) -> str:
-        try:
-            text = self.log_file.read_text(errors="replace").strip()
-        except OSError:
-            return "(no log)"
-        return " | ".join(text[-limit:].splitlines()[-6:]) or "(empty log)"
+        return log_tail(self.log_file, limit)
 
     async def stop(self) -> None:
         await self.proxy.close()

@@ -34,6 +34,7 @@ from restbench.mutation.start_errors import start_failure
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
+from restbench.serving.logs import log_tail
 
 log = logging.getLogger(__name__)
 HEALTH_TIMEOUT_S = 20.0
@@ -104,11 +105,7 @@ class RunningServer:
         return float((await self._control("GET", "busy"))["seconds"])
 
     def log_tail(self, limit: int = 600) -> str:
-        try:
-            text = self.log_file.read_text(errors="replace").strip()
-        except OSError:
-            return "(no log)"
-        return " | ".join(text[-limit:].splitlines()[-6:]) or "(empty log)"
+        return log_tail(self.log_file, limit)
 
 
 async def _connect_handoff(path: Path) -> socket.socket | None:
