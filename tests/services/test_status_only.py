@@ -36,7 +36,7 @@ def test_twin_keeps_only_status_checks():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("service", ["todo", "conduit", "fullstack"])
+@pytest.mark.parametrize("service", ["todo", "conduit", "fullstack", "ledger"])
 def test_status_only_tests_leave_a_survivor_on_every_requirement(service, tmp_path):
     twin = status_only_copy(builtin_services_root() / service, tmp_path / service)
     report = asyncio.run(validate_service(load_service(twin)))
