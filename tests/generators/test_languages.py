@@ -75,9 +75,11 @@ def _run(output: Path, generator: str, *args: str) -> Any:
                      "-m", "gpt-5-mini", *args, "-o", output)
 
 
-def _generations(output: Path) -> list[tuple[str, str, dict[str, Any]]]:
+def _generations(output: Path, target: str = "") -> list[tuple[str, str, dict[str, Any]]]:
     with sqlite3.connect(output / "results.sqlite3") as db:
-        rows = db.execute("SELECT generator, code, details FROM generations").fetchall()
+        rows = db.execute("SELECT generator, code, details FROM generations"
+                          + (" WHERE target = ?" if target else ""),
+                          (target,) if target else ()).fetchall()
     return [(generator, code, json.loads(details)) for generator, code, details in rows]
 
 
@@ -136,7 +138,9 @@ def test_refine_runs_its_javascript_drafts_on_the_live_service(
     output = tmp_path / "out"
     ran = _run(output, "refine", "-a", "refine.language=javascript", "-a", "refine.rounds=2")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    original = next(d for g, _, d in _generations(output) if d["rounds"][0]["code"] == wrong
+    # the draft written for the original; those for mutants ran on the mutant's live server
+    original = next(d for g, _, d in _generations(output, "original")
+                    if d["rounds"][0]["code"] == wrong
                     and d["stopped"] == "finished" and len(d["rounds"]) == 2)
     first, second = original["rounds"]
     assert first["outcome"] == "fail" and "POST /notes -> 201" in first["trace"]
