@@ -20,6 +20,7 @@ from restbench.engine.events import EventHandler
 from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import ServiceStartError
 from restbench.execution import Executor
+from restbench.mutation import Implementation
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import DatabaseChoice
@@ -64,8 +65,8 @@ class _Lane:
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
-def _key(job: Job) -> _Key:
-    return (job.implementation.service.name, job.implementation.id)
+def _key(implementation: Implementation) -> _Key:
+    return (implementation.service.name, implementation.id)
 
 
 class LocalBackend:
@@ -106,7 +107,7 @@ class LocalBackend:
         loop = asyncio.get_running_loop()
         entries = [_Entry(job, on_done, loop.create_future()) for job in jobs]
         for entry in entries:
-            self._pending.setdefault(_key(entry.job), deque()).append(entry)
+            self._pending.setdefault(_key(entry.job.implementation), deque()).append(entry)
         self._add_lanes()
         failures: dict[str, ServiceStartError] = {}
         try:
@@ -116,7 +117,7 @@ class LocalBackend:
                     failures[entry.job.implementation.id] = error
         except BaseException:
             for entry in entries:  # cancelled, or a callback failed: what did not start, won't
-                queue = self._pending.get(_key(entry.job))
+                queue = self._pending.get(_key(entry.job.implementation))
                 if queue is not None and entry in queue:
                     queue.remove(entry)
                 if not entry.done.done():
@@ -225,7 +226,7 @@ class LocalBackend:
                 lane.server = await self._start(job)
                 await lane.server.reset()
         except ServiceStartError as exc:
-            self._fail_queue(_key(job), entry, exc)
+            self._fail_queue(_key(job.implementation), entry, exc)
             return
         except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
             entry.done.set_exception(exc)
@@ -258,7 +259,7 @@ class LocalBackend:
         server, lane.server = lane.server, None
         if server is None:
             return
-        key = _key_of(server)
+        key = _key(server.implementation)
         self._idle.setdefault(key, []).append(server)
         self._idle.move_to_end(key)
         while sum(map(len, self._idle.values())) > self.warm:
@@ -267,10 +268,6 @@ class LocalBackend:
             if not servers:
                 del self._idle[oldest]
             await self.pool.stop(victim)
-
-
-def _key_of(server: RunningServer) -> _Key:
-    return (server.implementation.service.name, server.implementation.id)
 
 
 @contextlib.asynccontextmanager

@@ -1,22 +1,19 @@
-"""Running many executions: grouped by implementation so each server starts once."""
+"""What one execution is (`Job`), how its result is reported (`Done`), and the executor a run
+opens. Backends (`engine.backend`, `cluster`) decide where and in what order jobs run."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import math
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from restbench.engine.events import EventHandler, Notice
-from restbench.errors import ServiceStartError
 from restbench.execution import ExecutionResult, Executor, SandboxUnavailable
 from restbench.mutation import Implementation
-from restbench.serving import ServerPool
 
-# A group of executions on one implementation is split over several server replicas only when
-# each replica would still get at least this many executions.
+# A queue of executions on one implementation gets another server only when each would still
+# get at least this many executions.
 MIN_CHUNK = 6
 
 
@@ -30,57 +27,6 @@ class Job:
 
 
 Done = Callable[[Job, ExecutionResult], None]
-
-
-def _chunks(jobs: list[Job], workers: int) -> list[list[Job]]:
-    parts = max(1, min(workers, len(jobs) // MIN_CHUNK))
-    size = math.ceil(len(jobs) / parts)
-    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
-
-
-async def execute_jobs(jobs: list[Job], pool: ServerPool, executor: Executor,
-                       on_done: Done) -> dict[str, ServiceStartError]:
-    """Runs every job after a reset of its implementation; returns the implementations that
-    failed to start (by id), whose jobs were not run."""
-    groups: dict[tuple[str, str], list[Job]] = {}
-    for job in jobs:
-        key = (job.implementation.service.name, job.implementation.id)
-        groups.setdefault(key, []).append(job)
-    chunks = [(replica, chunk) for group in groups.values()
-              for replica, chunk in enumerate(_chunks(group, executor.size))]
-    chunks.sort(key=lambda item: -len(item[1]))
-    slots = asyncio.Semaphore(executor.size)
-    failures: dict[str, ServiceStartError] = {}
-
-    async def run_chunk(replica: int, chunk: list[Job]) -> None:
-        implementation = chunk[0].implementation
-        async with slots:
-            try:
-                server = await pool.start(implementation, replica)
-            except ServiceStartError as exc:
-                failures[implementation.id] = exc
-                return
-            try:
-                for job in chunk:
-                    try:
-                        await server.reset()
-                    except ServiceStartError:  # a test brought it down or made it hang
-                        await pool.stop(server)
-                        try:
-                            server = await pool.start(implementation, replica)
-                            await server.reset()
-                        except ServiceStartError as exc:
-                            failures[implementation.id] = exc
-                            return
-                    result = await executor.execute(job.code, server, name=job.label,
-                                                    runner=job.runner)
-                    result = replace(result, exchanges=tuple(await server.exchanges()))
-                    on_done(job, result)
-            finally:
-                await pool.stop(server)
-
-    await asyncio.gather(*(run_chunk(replica, chunk) for replica, chunk in chunks))
-    return failures
 
 
 @contextlib.asynccontextmanager
