@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from restbench.engine.events import Event, Notice
-from restbench.engine.jobs import Job, open_executor
+from restbench.engine.jobs import Job, execute_on, open_executor
 from restbench.engine.scratch import scratch_folder
 from restbench.errors import ServiceStartError
 from restbench.execution import ExecutionResult, Executor
@@ -97,9 +96,7 @@ class NodeRunner:
                 except ServiceStartError as exc:
                     yield ("failed", str(exc))
                     return
-            result = await self._executor.execute(job.code, server, name=job.label,
-                                                  runner=job.runner)
-            yield ("done", index, replace(result, exchanges=tuple(await server.exchanges())))
+            yield ("done", index, await execute_on(self._executor, server, job))
 
     async def close(self) -> None:
         self._warm.clear()

@@ -13,11 +13,11 @@ import contextlib
 import itertools
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol, Self
 
 from restbench.engine.events import EventHandler
-from restbench.engine.jobs import MIN_CHUNK, Done, Job
+from restbench.engine.jobs import MIN_CHUNK, Done, Job, execute_on
 from restbench.errors import ServiceStartError
 from restbench.execution import Executor
 from restbench.mutation import Implementation
@@ -232,10 +232,7 @@ class LocalBackend:
             entry.done.set_exception(exc)
             return
         try:
-            result = await self.executor.execute(job.code, lane.server, name=job.label,
-                                                 runner=job.runner)
-            result = replace(result, exchanges=tuple(await lane.server.exchanges()))
-            entry.on_done(job, result)
+            entry.on_done(job, await execute_on(self.executor, lane.server, job))
         except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
             if not entry.done.done():
                 entry.done.set_exception(exc)

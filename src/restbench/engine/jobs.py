@@ -1,16 +1,18 @@
-"""What one execution is (`Job`), how its result is reported (`Done`), and the executor a run
-opens. Backends (`engine.backend`, `cluster`) decide where and in what order jobs run."""
+"""What one execution is (`Job`), how it runs on a reset server (`execute_on`) and reports
+(`Done`), and the executor a run opens. Backends (`engine.backend`, `cluster`) decide where
+and in what order jobs run."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from restbench.engine.events import EventHandler, Notice
 from restbench.execution import ExecutionResult, Executor, SandboxUnavailable
 from restbench.mutation import Implementation
+from restbench.serving import RunningServer
 
 # A queue of executions on one implementation gets another server only when each would still
 # get at least this many executions.
@@ -27,6 +29,12 @@ class Job:
 
 
 Done = Callable[[Job, ExecutionResult], None]
+
+
+async def execute_on(executor: Executor, server: RunningServer, job: Job) -> ExecutionResult:
+    """Runs `job` on `server` (already reset), with the HTTP exchanges the server recorded."""
+    result = await executor.execute(job.code, server, name=job.label, runner=job.runner)
+    return replace(result, exchanges=tuple(await server.exchanges()))
 
 
 @contextlib.asynccontextmanager
