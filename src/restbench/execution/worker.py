@@ -58,10 +58,6 @@ PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
                                     "pastebin", "junitxml", "doctest")
                  for arg in ("-p", f"no:{plugin}"))]
 PYTEST_INI = b"[pytest]\n"
-# pytest looks its installed plugins up in every distribution's metadata on each run (~10 ms);
-# the worker does it once (`_installed_plugins`) and hands them over as plugin objects instead.
-AUTOLOAD_OFF = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-INSTALLED_PLUGINS: list[object] = []
 _WARM_UP_TEST = """import requests
 
 
@@ -75,20 +71,6 @@ def test_fails():
 """
 
 
-def _installed_plugins() -> list[object]:
-    """The installed pytest plugins (entry points `pytest11`), loaded as pytest's own discovery
-    would load them."""
-    from importlib.metadata import entry_points
-
-    plugins: list[object] = []
-    for entry in entry_points(group="pytest11"):
-        try:
-            plugins.append(entry.load())
-        except Exception:  # noqa: BLE001, S112 - pytest would fail on it in every run alike
-            continue
-    return plugins
-
-
 def _warm_up() -> None:
     """Runs pytest once on a passing and a failing test, so that what every run imports and
     caches (assertion rewriting, failure reports, the HTTP clients) is in the worker's memory
@@ -100,21 +82,17 @@ def _warm_up() -> None:
     import httpx  # noqa: F401
     import requests  # noqa: F401
 
-    INSTALLED_PLUGINS.extend(_installed_plugins())
     with tempfile.TemporaryDirectory() as folder:
         test = Path(folder) / "test_warm_up.py"
         test.write_text(_WARM_UP_TEST)
         (Path(folder) / "pytest.ini").write_bytes(PYTEST_INI)
         saved = os.dup(1)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        os.environ.update(AUTOLOAD_OFF)
         try:
             pytest.main([str(test), "--rootdir", folder, *PYTEST_ARGS],
-                        plugins=[*INSTALLED_PLUGINS, ReportCollector()])
+                        plugins=[ReportCollector()])
         finally:
             os.dup2(saved, 1)
-            for name in AUTOLOAD_OFF:
-                os.environ.pop(name, None)
         sys.modules.pop("test_warm_up", None)
     # A failure report looks up the test's module by file: the first lookup in a process
     # resolves the path of every loaded module (~30 ms). Done here, the children inherit it.
@@ -228,10 +206,9 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
         _write_report(report, run_tool(runner, request["command"], workdir, request["nonce"]))
         return
     collector = ReportCollector()
-    os.environ.update(AUTOLOAD_OFF)
     try:
         exit_code = int(pytest.main([test_name, "--rootdir", workdir, "-c", "pytest.ini",
-                                     *PYTEST_ARGS], plugins=[*INSTALLED_PLUGINS, collector]))
+                                     *PYTEST_ARGS], plugins=[collector]))
     except BaseException as exc:  # noqa: BLE001 - the test broke pytest itself
         _write_report(report, {"nonce": request["nonce"],
                                "crashed": f"{type(exc).__name__}: {exc}"[:500]})
