@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +238,8 @@ def _scripted(request: dict[str, Any]) -> Reply:
 
 def test_model_calls_keep_the_endpoint_limit_and_are_paid_once(
         nodes: TwoNodes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Generations stay with the driver: one process holds each endpoint's limit."""
+    """Generations run on the nodes; the endpoint's limit holds across them, and the answers
+    are stored by the driver, so that a second run pays for nothing."""
     with FakeLLMServer(_scripted) as fake:
         config = tmp_path / "models.toml"
         config.write_text(f'[defaults]\nbase_url = "{fake.base_url}"\napi_key_env = "TEST_KEY"\n'
@@ -259,3 +261,142 @@ def test_model_calls_keep_the_endpoint_limit_and_are_paid_once(
     assert rows["precise"]["ms"] == pytest.approx(1 / 3)  # as the local run's test knows them
     assert rows["vague"]["ms"] == pytest.approx(2 / 3)
     assert b"sk-test-ray-4242" not in (output / "results.sqlite3").read_bytes()
+
+
+def _mini_requests(count: int) -> list[Any]:
+    from restbench.benchmark import Variant
+    from restbench.engine.generation import GenerationRequest
+    from restbench.generators import GeneratorSpec
+
+    mini = resolve_services([str(FIXTURES / "mini")])[0]
+    return [GenerationRequest(GeneratorSpec("single-step"), "gpt-5-mini", mini, requirement.id,
+                              variant, repetition, "original")
+            for repetition in range(count // 4) for requirement in mini.requirements
+            for variant in (Variant.PRECISE, Variant.VAGUE)]
+
+
+async def _mini_openapi() -> dict[str, Any]:
+    import tempfile
+
+    from restbench.benchmark.openapi_doc import service_openapi
+    from restbench.mutation.apply import ORIGINAL
+    from restbench.serving import ServerPool
+
+    mini = resolve_services([str(FIXTURES / "mini")])[0]
+    with tempfile.TemporaryDirectory() as scratch:
+        async with ServerPool(Path(scratch)) as pool:
+            server = await pool.start(implementations_of(mini)[ORIGINAL], replica=0)
+            return await service_openapi(mini, server.base_url)
+
+
+def _model_config(tmp_path: Path, base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "models.toml"
+    config.write_text(f'[defaults]\nbase_url = "{base_url}"\napi_key_env = "TEST_KEY"\n'
+                      "max_concurrency = 2\ntimeout_s = 20\n")
+    monkeypatch.setenv("RESTBENCH_LLM_CONFIG", str(config))
+    monkeypatch.setenv("TEST_KEY", "sk-test-ray-4242")
+
+
+def test_generations_are_spread_over_the_nodes_within_the_endpoint_limit(
+        nodes: TwoNodes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from restbench.cluster import open_ray_backend
+    from restbench.llm.config import model_environment
+    from restbench.store import ResultStore
+
+    requests = _mini_requests(12)
+    with FakeLLMServer(_scripted) as fake:
+        _model_config(tmp_path, fake.base_url, monkeypatch)
+        store = ResultStore(tmp_path / "results.sqlite3")
+
+        async def run() -> tuple[list[Any], list[int], dict[str, int]]:
+            openapi = await _mini_openapi()
+            async with open_ray_backend(nodes.address, database="sqlite", workers=None,
+                                        timeout_s=30, sandbox=True, trusted_only=False,
+                                        on_event=lambda event: None) as backend:
+                await backend.prepare_generation(model_environment(), store)  # type: ignore[attr-defined]
+                rows = await asyncio.gather(*(backend.generate(r, openapi)  # type: ignore[attr-defined]
+                                              for r in requests))
+                peak = await backend._generation[2].peak.remote()  # type: ignore[attr-defined]
+                return rows, [n.generated for n in backend.nodes], peak  # type: ignore[attr-defined]
+
+        rows, per_node, peak = asyncio.run(run())
+        assert [row.status for row in rows] == ["ok"] * len(requests), rows[0].error
+        assert [row.key for row in rows] == [r.key for r in requests]
+        assert all("def test" in row.code for row in rows)
+        assert all(count > 0 for count in per_node) and sum(per_node) == len(requests), per_node
+        assert len(fake.requests) == len(requests)
+        assert fake.most_in_flight == 2  # the limit of 2, held across both nodes
+        assert peak == {fake.base_url: 2}
+        assert len(store.llm_calls()) == len(requests)  # every answer is in the driver's store
+        store.close()
+
+
+def test_a_node_lost_while_generating_gives_its_slots_back(
+        nodes: TwoNodes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second node dies holding model calls: its generations are made on the head, whose
+    calls are not starved by the slots the dead node held."""
+    from restbench.cluster import open_ray_backend
+    from restbench.llm.config import model_environment
+    from restbench.store import ResultStore
+
+    def slow(request: dict[str, Any]) -> Reply:
+        return replace(_scripted(request), delay_s=2.0)
+
+    requests = _mini_requests(8)
+    with FakeLLMServer(slow) as fake:
+        _model_config(tmp_path, fake.base_url, monkeypatch)
+        store = ResultStore(tmp_path / "results.sqlite3")
+        notices: list[str] = []
+
+        async def run() -> list[Any]:
+            openapi = await _mini_openapi()
+            async with open_ray_backend(nodes.address, database="sqlite", workers=None,
+                                        timeout_s=30, sandbox=True, trusted_only=False,
+                                        on_event=lambda e: notices.append(str(e))) as backend:
+                await backend.prepare_generation(model_environment(), store)  # type: ignore[attr-defined]
+                pending = asyncio.gather(*(backend.generate(r, openapi)  # type: ignore[attr-defined]
+                                           for r in requests))
+                while not fake.requests:
+                    await asyncio.sleep(0.1)
+                nodes.kill_second()
+                return await asyncio.wait_for(pending, 240)
+
+        try:
+            rows = asyncio.run(run())
+        finally:
+            nodes.replace_second()
+        store.close()
+    assert [row.status for row in rows] == ["ok"] * len(requests), [row.error for row in rows]
+    assert any("was lost" in notice for notice in notices), notices
+
+
+def test_a_node_that_joins_during_a_run_gets_work(nodes: TwoNodes) -> None:
+    from restbench.cluster import open_ray_backend
+
+    implementations = list(implementations_of(resolve_services(["todo"])[0]).values())
+    code = "def test_nothing():\n    assert True\n"
+    jobs = [Job(code, implementation, "join") for implementation in implementations[:8]
+            for _ in range(4)]
+    notices: list[str] = []
+
+    async def run() -> list[int]:
+        async with open_ray_backend(nodes.address, database="sqlite", workers=None,
+                                    timeout_s=30, sandbox=True, trusted_only=False,
+                                    on_event=lambda e: notices.append(str(e))) as backend:
+            assert backend.size == 2
+            third = nodes.cluster.add_node(num_cpus=1)  # blocks the loop a moment
+            try:
+                deadline = time.monotonic() + 180
+                while backend.size < 3:
+                    assert time.monotonic() < deadline, notices
+                    await asyncio.sleep(0.5)
+                results: list[ExecutionResult] = []
+                assert await backend.execute(jobs, lambda job, r: results.append(r)) == {}
+                assert [r.outcome.value for r in results] == ["pass"] * len(jobs)
+                return [node.executed for node in backend.nodes]  # type: ignore[attr-defined]
+            finally:
+                nodes.cluster.remove_node(third)
+
+    per_node = asyncio.run(run())
+    assert len(per_node) == 3 and all(count > 0 for count in per_node), per_node
+    assert any("joined" in notice for notice in notices), notices

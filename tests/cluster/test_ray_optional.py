@@ -57,3 +57,15 @@ def test_an_address_where_no_cluster_answers_is_a_one_line_error(tmp_path: objec
     assert "error: cannot connect to the Ray cluster at '127.0.0.1:1': connection refused" \
         in done.stderr.splitlines()
     assert "Traceback" not in done.stderr
+
+
+def test_a_ray_client_address_is_refused_with_what_to_do_instead() -> None:
+    done = _python("from restbench.cli import main; main(['validate', '-s', 'todo', '-R', "
+                   "'TODO-01', '--ray', 'ray://head.example:10001'])")
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    expected = ("error: --ray ray://head.example:10001: Ray Client (ray://) addresses are not "
+                "supported; run restbench on a node of the cluster and give the cluster's "
+                "address (HOST:6379) or auto")
+    assert lines == [expected], done.stderr
+    assert "Traceback" not in done.stderr

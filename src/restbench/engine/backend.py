@@ -14,7 +14,7 @@ import itertools
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from restbench.engine.events import EventHandler
 from restbench.engine.jobs import MIN_CHUNK, Done, Job, execute_on
@@ -24,6 +24,11 @@ from restbench.mutation import Implementation
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import DatabaseChoice
+
+if TYPE_CHECKING:
+    from restbench.engine.generation import GenerationRequest
+    from restbench.llm.config import ModelEnvironment
+    from restbench.store import GenerationRow, ResultStore
 
 
 class ExecutionBackend(Protocol):
@@ -38,6 +43,23 @@ class ExecutionBackend(Protocol):
         """Runs `jobs`; returns the implementations that could not start (by id), whose jobs
         were not run."""
         ...
+
+
+@runtime_checkable
+class GenerationBackend(Protocol):
+    """A backend that also makes the generations (a Ray cluster: on its nodes). The caller still
+    decides what to generate, and stores each row it gets back."""
+
+    @property
+    def nodes_alive(self) -> int: ...
+
+    async def prepare_generation(self, environment: ModelEnvironment, calls: ResultStore) -> None:
+        """Before the first `generate`: how to reach the models (`environment`), and the run's
+        store, whose model answers are reused and where each new one is saved once known."""
+        ...
+
+    async def generate(self, request: GenerationRequest, openapi: dict[str, Any]
+                       ) -> GenerationRow: ...
 
 
 # Idle servers kept warm beyond those in use; the least recently used one beyond this stops.

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import logging
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,24 +18,22 @@ from restbench import __version__
 from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
-from restbench.engine.backend import ExecutionBackend, open_backend
+from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_backend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
+from restbench.engine.generation import NO_MODEL, GenerationRequest, generate
 from restbench.engine.jobs import Job, open_executor
-from restbench.engine.live import LiveServers, LiveService
+from restbench.engine.live import LiveServers
 from restbench.engine.scratch import scratch_folder
 from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
-from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import (
-    GeneratedTest,
-    GenerationFailure,
     Generator,
     GeneratorSpec,
 )
 from restbench.generators.registry import load_generator
-from restbench.generators.tasks import make_task, produce
-from restbench.llm import ModelSettings, check_credentials, queue_wait
+from restbench.llm import ModelSettings, check_credentials
+from restbench.llm.config import model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
@@ -47,7 +43,6 @@ from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
 log = logging.getLogger(__name__)
-NO_MODEL = "-"
 ALL_SERVICES = "all"
 
 
@@ -103,22 +98,18 @@ class RunResult:
 
 @dataclass(frozen=True)
 class _Cell:
-    """One generation to make (or reuse)."""
+    """One generation to make (or reuse), with the generator that makes it here."""
 
-    spec: GeneratorSpec
+    request: GenerationRequest
     generator: Generator
-    model: str
-    service: Service
-    requirement_id: str
-    variant: Variant
-    repetition: int
-    target: str
 
     @property
     def key(self) -> str:
-        return digest("generation", self.spec.name, self.spec.args, self.model,
-                      self.service.name, self.requirement_id, self.variant.value,
-                      self.repetition, self.target)
+        return self.request.key
+
+    @property
+    def requirement_id(self) -> str:
+        return self.request.requirement_id
 
 
 def execution_key(code_sha: str, implementation: Implementation, timeout_s: float,
@@ -148,6 +139,7 @@ class _Runner:
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
         self._check_models()
         self.store = ResultStore(config.output_dir / "results.sqlite3")
+        self._remote: GenerationBackend | None = None
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
                        "executions": 0, "executions_reused": 0}
 
@@ -191,9 +183,10 @@ class _Runner:
                             targets += [m.id for m in requirement.mutants]
                         for variant in self.config.variants:
                             for repetition in range(self.config.repetitions):
-                                cells += [_Cell(spec, generator, model, service, requirement.id,
-                                                variant, repetition, target)
-                                          for target in targets]
+                                cells += [_Cell(GenerationRequest(
+                                    spec, model, service, requirement.id, variant, repetition,
+                                    target, self.config.fresh), generator)
+                                    for target in targets]
         return cells
 
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
@@ -206,6 +199,10 @@ class _Runner:
     async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
         cells = self.cells()
         openapi = {s.name: await self._openapi(pool, s) for s in self.services}
+        if self._remote is not None:
+            await self._remote.prepare_generation(model_environment(
+                spec.args["config"] for spec, _ in self.generators if spec.args.get("config")),
+                self.store)
         self.on_event(PhaseStarted("generate", len(cells)))
         rows: dict[int, GenerationRow] = {}
         pending = []
@@ -219,12 +216,13 @@ class _Runner:
             self.counts["generations_reused"] += 1
             self.on_event(Advanced("generate", cell.requirement_id, reused=True))
             self.execute(cached)
-        in_flight = asyncio.Semaphore(GENERATIONS_IN_FLIGHT)
+        in_flight = asyncio.Semaphore(GENERATIONS_IN_FLIGHT * (
+            self._remote.nodes_alive if self._remote is not None else 1))
 
         async def make(index: int, cell: _Cell) -> None:
             async with in_flight:
-                row = await self._generate_one(cell, openapi[cell.service.name], live_servers,
-                                               executor)
+                row = await self._generate_one(cell, openapi[cell.request.service.name],
+                                               live_servers, executor)
             self.store.save_generation(row)  # at once: a killed run keeps every finished cell
             rows[index] = row
             self.counts["generations"] += 1
@@ -240,49 +238,22 @@ class _Runner:
 
     async def _generate_one(self, cell: _Cell, openapi: dict[str, Any],
                             live_servers: LiveServers, executor: Executor) -> GenerationRow:
-        live = None
-        if cell.generator.refines:
-            live = LiveService(live_servers, executor,
-                                implementations_of(cell.service)[cell.target])
-        requirement = cell.service.requirement(cell.requirement_id)
-        started = time.perf_counter()
-        waited: list[float] = []  # for a free slot at the model's endpoint: not generation time
-        queue_wait.set(waited)
-        status, error, test = "ok", "", GeneratedTest("")
-        try:
-            with make_task(cell.service, requirement, cell.variant, openapi, CANONICAL_BASE_URL,
-                           model=None if cell.model == NO_MODEL else cell.model,
-                           repetition=cell.repetition, target=cell.target, live=live,
-                           call_cache=self.store, fresh_calls=self.config.fresh) as task:
-                produced = produce(cell.generator, task, cell.service.golden_path(requirement))
-                test = await produced if inspect.isawaitable(produced) else produced
-            if not isinstance(test, GeneratedTest):
-                raise TypeError(f"generate() returned {type(test).__name__}, not GeneratedTest")
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - a failed generation is a result, not a crash
-            if isinstance(exc, GenerationFailure):  # it failed, but it was paid for
-                test = GeneratedTest("", exc.cost, exc.details)
-                error = str(exc)
-            else:
-                error = f"{type(exc).__name__}: {exc}"
-            status, error = "error", error.splitlines()[0][:500] if error else type(exc).__name__
+        if self._remote is not None:
+            row = await self._remote.generate(cell.request, openapi)
+        else:
+            row = await generate(cell.request, cell.generator, openapi, live_servers=live_servers,
+                                 executor=executor, call_cache=self.store)
+        if row.status != "ok":
             self.counts["generation_failures"] += 1
-            self.on_event(Notice(f"{cell.spec.label()} failed on {cell.requirement_id} "
-                                 f"({cell.variant.value}): {error}"))
-        return GenerationRow(cell.key, cell.spec.label(),
-                             {"name": cell.spec.name, "args": cell.spec.args}, cell.model,
-                             cell.service.name, cell.requirement_id, cell.variant.value,
-                             cell.repetition, cell.target, status, error, test.code,
-                             test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
-                             round(time.perf_counter() - started - sum(waited), 4),
-                             {**test.details, **({"runner": test.runner}
-                                                 if test.runner != "pytest" else {})})
+            self.on_event(Notice(f"{cell.request.spec.label()} failed on {row.requirement} "
+                                 f"({row.variant}): {row.error}"))
+        return row
 
     def start_executions(self, backend: ExecutionBackend) -> None:
         """From here on every generation handed to `execute` runs at once, overlapping the
         generations still being made."""
         self._backend = backend
+        self._remote = backend if isinstance(backend, GenerationBackend) else None
         self._implementations = {s.name: implementations_of(s) for s in self.services}
         self._executions: dict[str, asyncio.Future[None]] = {}  # by store key, each run once
         self._tests: list[asyncio.Task[None]] = []

@@ -14,7 +14,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -101,9 +101,22 @@ class CallCache(Protocol):
 
 # One semaphore per endpoint and event loop: several clients of one endpoint share the bound.
 _limits: dict[tuple[int, str], asyncio.Semaphore] = {}
+# Where a call takes its endpoint's slot instead, when set (a Ray node: the cluster's, so
+# that the limit holds across every node; see restbench.cluster.limits).
+EndpointSlots = Callable[[ModelConfig], AbstractAsyncContextManager[Any]]
+_shared_slots: EndpointSlots | None = None
 
 
-def _limit(config: ModelConfig) -> asyncio.Semaphore:
+def share_endpoint_slots(slots: EndpointSlots | None) -> None:
+    """From now on calls of this process take their slot from `slots` (None: from this
+    process's own semaphores)."""
+    global _shared_slots
+    _shared_slots = slots
+
+
+def _limit(config: ModelConfig) -> asyncio.Semaphore | AbstractAsyncContextManager[Any]:
+    if _shared_slots is not None:
+        return _shared_slots(config)
     key = (id(asyncio.get_running_loop()), config.base_url)
     if key not in _limits:
         _limits[key] = asyncio.Semaphore(config.max_concurrency)
@@ -299,7 +312,8 @@ class ChatClient:
 
     @staticmethod
     @asynccontextmanager
-    async def _waiting(lock: asyncio.Semaphore | asyncio.Lock) -> AsyncIterator[None]:
+    async def _waiting(lock: asyncio.Semaphore | asyncio.Lock | AbstractAsyncContextManager[Any]
+                       ) -> AsyncIterator[None]:
         """Holds `lock`; the time spent waiting for it is added to `queue_wait`."""
         started = time.perf_counter()
         async with lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,37 @@ def check_credentials(config: ModelConfig) -> None:
     where = config.source if config.source != "environment" else DEFAULT_CONFIG_FILE
     raise DataError(f"model '{config.name}': no API key for {config.base_url}: set {variable} "
                     f"(or api_key_env in {where})")
+
+
+@dataclass(frozen=True)
+class ModelEnvironment:
+    """What another machine needs to reach the models as this process would: the variables that
+    choose endpoints and hold keys, and the text of the config files in use (by path here)."""
+
+    variables: dict[str, str]
+    files: dict[str, str]
+    config_file: str | None  # the config file used when no generator names one
+
+
+def model_environment(extra_config_files: Iterable[str] = ()) -> ModelEnvironment:
+    """This process's model environment; `extra_config_files` are config files that generators
+    were given by argument."""
+    files: dict[str, str] = {}
+    names = {*BASE_URL_ENVS, *API_KEY_ENVS}
+    default = config_path(None)
+    for path in [default, *(Path(p) for p in extra_config_files)]:
+        if path is None or str(path) in files:
+            continue
+        try:
+            files[str(path)] = path.read_text(encoding="utf-8")
+        except OSError:
+            continue  # the generator reports a missing file as it would locally
+        try:
+            settings = ModelSettings.load(path)
+        except DataError:
+            continue  # a generator that uses it reports the error on the node as it would here
+        names |= {entry["api_key_env"] for entry in [settings.defaults, *settings.models.values()]
+                  if entry.get("api_key_env")}
+    return ModelEnvironment({name: os.environ[name] for name in sorted(names)
+                             if name in os.environ}, files,
+                            str(default) if default is not None else None)

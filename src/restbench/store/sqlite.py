@@ -175,6 +175,11 @@ class ResultStore:
         row = self._db.execute("SELECT response FROM llm_calls WHERE key = ?", (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
+    def llm_calls(self) -> dict[str, dict[str, Any]]:
+        """Every stored answer by key (for Ray nodes, which cannot read this file)."""
+        return {key: dict(json.loads(response))
+                for key, response in self._db.execute("SELECT key, response FROM llm_calls")}
+
     def save_llm_call(self, key: str, model: str, response: dict[str, Any]) -> None:
         self._db.execute("INSERT OR REPLACE INTO llm_calls VALUES (?, ?, ?, ?)",
                          (key, model, json.dumps(response), time.time()))
