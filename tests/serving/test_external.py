@@ -75,6 +75,7 @@ def test_validate_and_run_score_the_external_service(notes: Path, tmp_path: Path
     validated = restbench("validate", "-s", notes)
     assert validated.returncode == 0, validated.stdout + validated.stderr
     assert "3 requirements, 5 mutants, 1 benign variants: all sound" in validated.stdout
+    assert "on its own storage)" in validated.stdout  # it keeps its state itself, not in SQLite
     listed = restbench("list", "-s", notes)
     assert "Notes (external, Node.js)" in listed.stdout
     ran = restbench("run", "-s", notes, "-g", "golden,status-oracle", "-o", tmp_path / "out")

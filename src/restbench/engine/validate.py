@@ -140,6 +140,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
                 failures = await backend.execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
+    storage = "its own storage" if service.manifest is not None and \
+        service.manifest.own_storage else database.describe()
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
-                            time.perf_counter() - started, service_problems,
-                            database.describe(), outcomes)
+                            time.perf_counter() - started, service_problems, storage, outcomes)
