@@ -11,6 +11,7 @@ callable that picks the answer for each request body. Once a list is used up, th
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -67,6 +68,14 @@ def _completion(reply: Reply, model: str, number: int) -> dict[str, Any]:
                       "total_tokens": sum(reply.usage)}}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that goes away mid-answer (a killed run) is not an error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeLLMServer:
     def __init__(self, script: Script, quirks: Quirks = Quirks(),
                  models: list[dict[str, Any]] | None = None) -> None:
@@ -80,7 +89,7 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []  # request bodies, in arrival order
         self.headers: list[dict[str, str]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
