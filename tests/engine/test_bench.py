@@ -25,3 +25,11 @@ def test_bench_names_an_unknown_service() -> None:
     done = restbench("bench", "-s", "nope", "-n", "1")
     assert done.returncode == 2
     assert "nope" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_mutant_killed_by_an_error_is_an_expected_outcome() -> None:
+    """CONDUIT-02-M3 makes its golden test err (a KeyError on the answer), which kills it for
+    validate as a failure would; bench must not count it as wrong."""
+    done = restbench("bench", "-s", "conduit", "-n", "12")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "unexpected outcome" not in done.stdout

@@ -67,8 +67,10 @@ def validate_jobs(service_name: str) -> list[Job]:
     return jobs
 
 
-def _expected(job: Job) -> Outcome:
-    return Outcome.FAIL if job.implementation.kind == "mutant" else Outcome.PASS
+def _should_pass(job: Job) -> bool:
+    """As validate judges: a golden test passes on the original and the benign variants and
+    does not pass on a mutant (failing or erring both kill it)."""
+    return job.implementation.kind != "mutant"
 
 
 # --- memory ------------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings:
             timings.parts["pytest (fresh process)"].append(ended - up)
             timings.starts += 1
             passed = done.returncode == 0
-            if passed != (_expected(job) is Outcome.PASS):
+            if passed != _should_pass(job):
                 timings.wrong.append(f"naive {job.implementation.id}: pytest exit "
                                      f"{done.returncode}")
     finally:
@@ -268,7 +270,7 @@ async def run_normal(jobs: list[Job], backend: LocalBackend, timings: Timings) -
         now = time.perf_counter()
         finished.append(now - last[0])
         last[0] = now
-        if result.outcome is not _expected(job):
+        if (result.outcome is Outcome.PASS) != _should_pass(job):
             timings.wrong.append(f"normal {job.implementation.id}: {result.outcome.value} "
                                  f"{result.reason}")
 
