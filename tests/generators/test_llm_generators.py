@@ -286,3 +286,24 @@ def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(
     assert result.stderr.strip().splitlines()[-1] == (
         "error: 2 of 2 generations made in this run failed (reasons above, and in the error "
         "column of the generations table in results.sqlite3); a rerun tries them again")
+
+
+def test_a_model_config_given_to_the_generator_is_the_one_checked_and_used(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-a single-step.config=PATH`: the run's credential check resolves the model through that
+    file too (it used to look only at the default config and refuse the run)."""
+    fake = endpoint(scripted_test)
+    own = tmp_path / "generator-models.toml"
+    own.write_text(f'[models.mine]\nbase_url = "{fake.base_url}"\napi_key_env = "TEST_KEY"\n')
+    monkeypatch.delenv("RESTBENCH_LLM_CONFIG")  # the default config knows no such model
+    args = ("run", "-s", MINI, "-g", "single-step", "-m", "mine", "-V", "precise")
+    done = restbench(*args, "-a", f"single-step.config={own}", "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(fake.requests) == 2
+    missing = restbench(*args, "-a", f"single-step.config={tmp_path / 'nope.toml'}",
+                        "-o", tmp_path / "out2")
+    assert missing.returncode == 2
+    assert f"error: {tmp_path / 'nope.toml'}: cannot read (No such file or directory)" \
+        in missing.stderr.splitlines()
+    assert len(fake.requests) == 2

@@ -165,10 +165,14 @@ class _Runner:
             return
         if not self.config.models:
             raise RestbenchError(f"generator '{users[0]}' needs a model: pass --models NAME[,NAME]")
-        settings = ModelSettings.load()
-        extra = [m for _, g in self.generators for m in getattr(g, "extra_models", ())]
-        for model in [*self.config.models, *extra]:
-            check_credentials(settings.resolve(model))
+        for spec, generator in self.generators:
+            if not getattr(generator, "uses_model", False):
+                continue
+            # A generator given its own model config (-a NAME.config=PATH) resolves through it.
+            config = spec.args.get("config")
+            settings = ModelSettings.load(Path(config) if config else None)
+            for model in [*self.config.models, *getattr(generator, "extra_models", ())]:
+                check_credentials(settings.resolve(model))
 
     def cells(self) -> list[_Cell]:
         cells = []
