@@ -160,3 +160,47 @@ def test_a_missing_postgres_installation_is_a_one_line_error(
         ThrowawayPostgres().start()
     message = str(raised.value)
     assert "\n" not in message and "initdb" in message and "--db postgresql://" in message
+
+
+def test_the_throwaway_server_has_empty_databases_ready_for_the_next_servers(
+        tmp_path: Path) -> None:
+    """After the first server's database, a thread keeps SPARE_DATABASES made ahead: the next
+    servers get one of them (empty, from template1) without waiting for CREATE DATABASE, and
+    the ones never used go away with the server."""
+    from restbench.serving.databases import SPARE_DATABASES, PostgresDatabases
+
+    databases = PostgresDatabases()
+    try:
+        first = databases.create(tmp_path, "first")
+        _wait_for_spares(databases, SPARE_DATABASES)
+        second = databases.create(tmp_path, "second")
+        assert "restbench_first_" in first and "restbench_spare_" in second
+        with psycopg.connect(_plain(second), autocommit=True) as connection:
+            tables = connection.execute("SELECT count(*) FROM information_schema.tables "
+                                        "WHERE table_schema = 'public'").fetchone()
+        assert tables == (0,)
+        _wait_for_spares(databases, SPARE_DATABASES)
+        with psycopg.connect(_plain(first, "postgres"), autocommit=True) as connection:
+            names = {row[0] for row in connection.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'restbench_%'")}
+        assert len(names) == 2 + SPARE_DATABASES  # the two in use, and the spares made again
+    finally:
+        databases.close()
+    assert databases._throwaway is None  # type: ignore[attr-defined]
+
+
+def _plain(url: str, database: str | None = None) -> str:
+    """`url` as psycopg takes it (the socket folder stays in its query), on `database`."""
+    from sqlalchemy.engine import make_url
+
+    parts = make_url(url).set(drivername="postgresql")
+    if database is not None:
+        parts = parts.set(database=database)
+    return parts.render_as_string(hide_password=False)
+
+
+def _wait_for_spares(databases: object, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while databases._spares.qsize() < count:  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, "the spare databases were not made"
+        time.sleep(0.05)
