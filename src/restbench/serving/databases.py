@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import re
 import secrets
 import shutil
@@ -26,7 +25,6 @@ from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 
 _URL = re.compile(r"^postgres(ql)?(\+\w+)?://", re.IGNORECASE)
 _SERVICE_DRIVER = "postgresql+psycopg"
-SPARE_DATABASES = 2  # empty PostgreSQL databases kept ready for the next servers
 
 
 class DatabaseError(RestbenchError):
@@ -128,13 +126,6 @@ class PostgresDatabases:
         self._lock = threading.Lock()
         self._names = itertools.count()
         self._created: set[str] = set()
-        # On the throwaway server, empty databases made ahead by a thread of their own, so that
-        # a server's start does not wait for CREATE DATABASE (~15 ms of a ~85 ms mutant start).
-        self._spares: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self._spare_count = 0
-        self._wanted = threading.Condition(self._lock)
-        self._spare_maker: threading.Thread | None = None
-        self._closing = False
 
     def _connect(self) -> Any:
         if self._admin is not None:
@@ -163,72 +154,21 @@ class PostgresDatabases:
         return self._admin
 
     def create(self, folder: Path, label: str) -> str:
-        with self._lock:
-            self._connect()
-            if self._spare_maker is None and self._throwaway is not None:  # not on a user's
-                self._spare_maker = threading.Thread(target=self._make_spares, daemon=True,
-                                                     name="restbench-spare-databases")
-                self._spare_maker.start()
-            try:
-                name = self._spares.get_nowait()
-                self._spare_count -= 1
-            except queue.Empty:
-                name = self._create_database(self._admin, label)
-            self._wanted.notify()
-        return _with(self._server_url, drivername=_SERVICE_DRIVER, database=name)
-
-    def _create_database(self, connection: Any, label: str) -> str:
-        """A new empty database (from template1); the caller holds the lock."""
         import psycopg
         from psycopg import sql
 
-        slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:32]
-        name = f"restbench_{slug}_{next(self._names)}_{secrets.token_hex(3)}"
-        try:
-            connection.execute(sql.SQL("CREATE DATABASE {}" + self._strategy)
-                               .format(sql.Identifier(name)))
-        except psycopg.Error as exc:
-            raise DatabaseError(f"--db: cannot create database {name}: "
-                                f"{_first_line(exc)}") from None
-        self._created.add(name)
-        return name
-
-    def _make_spares(self) -> None:
-        """Keeps SPARE_DATABASES empty databases ready, on a connection of its own (a CREATE
-        DATABASE here does not hold the lock while it runs)."""
-        import psycopg
-
-        try:
-            connection = psycopg.connect(_with(self._server_url, drivername="postgresql"),
-                                         autocommit=True, connect_timeout=10)
-        except psycopg.Error:
-            return  # servers then wait for their own CREATE DATABASE, as before
-        with connection:
-            while True:
-                with self._lock:
-                    self._wanted.wait_for(
-                        lambda: self._closing or self._spare_count < SPARE_DATABASES)
-                    if self._closing:
-                        return
-                    self._spare_count += 1  # counted while being made
-                    slug = f"spare_{next(self._names)}_{secrets.token_hex(3)}"
-                name = f"restbench_{slug}"
-                try:
-                    from psycopg import sql
-
-                    connection.execute(sql.SQL("CREATE DATABASE {}" + self._strategy)
-                                       .format(sql.Identifier(name)))
-                except psycopg.Error:
-                    with self._lock:
-                        self._spare_count -= 1
-                    return
-                with self._lock:
-                    if self._closing:
-                        self._spare_count -= 1
-                        self._created.add(name)  # dropped with the rest by close()
-                        return
-                    self._created.add(name)
-                    self._spares.put(name)
+        with self._lock:
+            admin = self._connect()
+            slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:32]
+            name = f"restbench_{slug}_{next(self._names)}_{secrets.token_hex(3)}"
+            try:
+                admin.execute(sql.SQL("CREATE DATABASE {}" + self._strategy)
+                              .format(sql.Identifier(name)))
+            except psycopg.Error as exc:
+                raise DatabaseError(f"--db: cannot create database {name}: "
+                                    f"{_first_line(exc)}") from None
+            self._created.add(name)
+        return _with(self._server_url, drivername=_SERVICE_DRIVER, database=name)
 
     def drop(self, url: str) -> None:
         from sqlalchemy.engine import make_url
@@ -251,12 +191,6 @@ class PostgresDatabases:
             pass  # a database left behind on a user's server is named restbench_*
 
     def close(self) -> None:
-        with self._lock:
-            self._closing = True
-            self._wanted.notify_all()
-        if self._spare_maker is not None:
-            self._spare_maker.join(timeout=30)
-            self._spare_maker = None
         with self._lock:
             if self._admin is not None:
                 if self._throwaway is None:  # the throwaway server goes away whole
