@@ -151,3 +151,21 @@ def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
     assert resumed.returncode == 0, resumed.stderr
     assert f"{partial} reused" in resumed.stdout
     assert scores_by_variant(output) == scores_by_variant(tmp_path / "reference")
+
+
+def test_ray_nodes_get_no_model_keys_unless_a_generator_uses_a_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run hands to Ray nodes for generating: the README promises the keys travel only
+    for runs with a model."""
+    from restbench.engine.run import _Runner
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-stays-here")
+    monkeypatch.delenv("RESTBENCH_LLM_CONFIG", raising=False)
+    baselines = _Runner(RunConfig(services=("todo",), output_dir=tmp_path / "a",
+                                  generators=(GeneratorSpec("golden"),
+                                              GeneratorSpec("status-oracle"))), print)
+    assert baselines.model_environment().variables == {}
+    with_model = _Runner(RunConfig(services=("todo",), output_dir=tmp_path / "b",
+                                   generators=(GeneratorSpec("single-step"),),
+                                   models=("gpt-5-mini",)), print)
+    assert with_model.model_environment().variables["OPENAI_API_KEY"] == "sk-stays-here"

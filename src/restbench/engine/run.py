@@ -33,7 +33,7 @@ from restbench.generators import (
 )
 from restbench.generators.registry import load_generator
 from restbench.llm import ModelSettings, check_credentials
-from restbench.llm.config import model_environment
+from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
@@ -174,6 +174,14 @@ class _Runner:
             for model in [*self.config.models, *getattr(generator, "extra_models", ())]:
                 check_credentials(settings.resolve(model))
 
+    def model_environment(self) -> ModelEnvironment:
+        """What Ray nodes get to reach the models: nothing (no keys leave this process) unless a
+        generator of the run uses a model."""
+        if not any(getattr(g, "uses_model", False) for _, g in self.generators):
+            return ModelEnvironment({}, {}, None)
+        return model_environment(spec.args["config"] for spec, _ in self.generators
+                                 if spec.args.get("config"))
+
     def cells(self) -> list[_Cell]:
         cells = []
         for spec, generator in self.generators:
@@ -204,9 +212,7 @@ class _Runner:
         cells = self.cells()
         openapi = {s.name: await self._openapi(pool, s) for s in self.services}
         if self._remote is not None:
-            await self._remote.prepare_generation(model_environment(
-                spec.args["config"] for spec, _ in self.generators if spec.args.get("config")),
-                self.store)
+            await self._remote.prepare_generation(self.model_environment(), self.store)
         self.on_event(PhaseStarted("generate", len(cells)))
         rows: dict[int, GenerationRow] = {}
         pending = []
