@@ -144,7 +144,7 @@ class NodeRunner:
             os.environ[CONFIG_ENV] = self._config_files[environment.config_file]
         else:
             os.environ.pop(CONFIG_ENV, None)
-        self._calls = NodeCalls(dict(known_calls))
+        self._calls = NodeCalls(known_calls)  # this node's own copy, from the object store
         share_endpoint_slots(ClusterSlots(limits, node))
         self._live = LiveServers(self._pool)
 
