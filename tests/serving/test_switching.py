@@ -59,12 +59,12 @@ def test_each_way_of_switching_gives_the_edited_behaviour(tmp_path: Path) -> Non
     assert {i: behaviour for i, (_, behaviour) in switched.items()} == \
         {i: behaviour for i, (_, behaviour) in fresh.items()}
     assert {i: how for i, (how, _) in switched.items()} == {
-        "original": "patch",       # nothing to change
-        "LAYER-01-M1": "patch",    # a function body that never ran in the launcher
+        "original": "warm app",     # nothing to change: the warm-up's app, on its own database
+        "LAYER-01-M1": "warm app",  # a function body that never ran in the launcher
         "LAYER-01-M2": "reimport",  # a module-level constant: logic and its importers again
         "LAYER-01-M3": "reimport",  # the seed ran in the warm-up: its cached effects are stale
         "LAYER-01-M4": "full",     # a mapped class cannot be defined twice on one base
-        "LAYER-01-M5": "patch",
+        "LAYER-01-M5": "warm app",
     }
     # Each edit shows, and the original is untouched after its mutants were served.
     assert switched["original"][1] == [2, 3, 4, 4, 1]
@@ -116,7 +116,32 @@ def test_builtin_mutants_answer_their_golden_test_as_a_fresh_import(
         assert (outcome, exchanges) == (fresh_outcome, fresh_exchanges), mutant_id
         assert outcome.value == "fail", f"{mutant_id} ({how}) not killed by its golden test"
     if service_name == "todo":
-        assert {switched[m][0] for m in mutant_ids} == {"patch", "reimport", "full"}  # type: ignore[index]
+        assert {switched[m][0] for m in mutant_ids} == {"warm app", "reimport", "full"}  # type: ignore[index]
+
+
+def test_servers_on_the_warm_app_each_have_their_own_database(tmp_path: Path) -> None:
+    implementations = implementations_of(resolve_services([str(LAYERED)])[0])
+
+    async def run() -> tuple[list[object], list[object], list[str]]:
+        async with ServerPool(tmp_path / "pool") as pool:
+            first = await pool.start(implementations["original"])
+            second = await pool.start(implementations["LAYER-01-M1"])
+            async with httpx.AsyncClient(trust_env=False) as client:
+                for _ in range(4):
+                    await client.post(f"{first.base_url}/counters/a/increment")
+            # The second server's counter is untouched by the first's requests, and the
+            # first's state survives the second's reset.
+            seen_second = await _probe(second)
+            async with httpx.AsyncClient(trust_env=False) as client:
+                seen_first = [(await client.get(f"{first.base_url}/counters/a")).json()["value"]]
+            return seen_first, seen_second, [first.switch, second.switch, first.database_url,
+                                             second.database_url]
+
+    seen_first, seen_second, (how_first, how_second, url_first, url_second) = asyncio.run(run())
+    assert (how_first, how_second) == ("warm app", "warm app")
+    assert seen_second == [3, 5, 5, 5, 2]  # LAYER-01-M1's behaviour from the seed
+    assert seen_first == [5]                # the seed's 1, then four increments
+    assert Path(url_first).parent != Path(url_second).parent
 
 
 def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path) -> None:
@@ -124,13 +149,13 @@ def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path
     try:
         url = databases.create(tmp_path, "todo-original-0")
         path = Path(url.removeprefix("sqlite:///"))
-        assert path.parent.parent == Path("/dev/shm")
+        assert path.parent.parent.parent == Path("/dev/shm")
         sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
         databases.drop(url)
-        assert not path.exists()
+        assert not path.parent.exists()
     finally:
         databases.close()
-    assert not path.parent.exists()
+    assert not path.parent.parent.exists()
 
 
 HOLDER = """

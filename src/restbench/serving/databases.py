@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
+from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 
 _URL = re.compile(r"^postgres(ql)?(\+\w+)?://", re.IGNORECASE)
@@ -94,19 +95,21 @@ class SqliteDatabases:
         return self._memory
 
     def create(self, folder: Path, label: str) -> str:
-        path = (self._memory or folder) / f"{label}.sqlite3"
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        return f"sqlite:///{path}"
+        """A folder of its own holding SQLITE_FILE: a server that reuses its service's warm app
+        (see `serving.launcher`) finds its database as that name in its working folder."""
+        server_folder = (self._memory or folder) / label
+        shutil.rmtree(server_folder, ignore_errors=True)
+        server_folder.mkdir(parents=True)
+        return f"sqlite:///{server_folder / SQLITE_FILE}"
 
     def drop(self, url: str) -> None:
-        """Deletes a file in memory; one in the pool's scratch folder goes with that folder."""
+        """Deletes a server's folder in memory; one in the pool's scratch folder goes with that
+        folder."""
         if self._memory is None:
             return
-        path = Path(url.removeprefix("sqlite:///"))
-        if path.parent == self._memory:
-            for suffix in ("", "-journal", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        server_folder = Path(url.removeprefix("sqlite:///")).parent
+        if server_folder.parent == self._memory:
+            shutil.rmtree(server_folder, ignore_errors=True)
 
     def close(self) -> None:
         if self._memory is not None:

@@ -13,12 +13,12 @@ when it exits). It imports the heavy service dependencies once
 
 With "original" (the service's own folder) and "changed" (the files of DIR that differ from it),
 the launcher imports the original app once per service and each child only applies the edit
-(`serving.originals`; HOW says which way: patch, reimport or full); without, each child imports
-the app from DIR. Each child binds a free loopback port (the service), a Unix socket for the
-harness's control routes and one on which the harness hands it a sandbox's listening sockets (it
-then serves the service on them too, until told to stop), before it reports the port, so there
-is no race. Children die
-with the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
+(`serving.originals`; HOW says which way: warm app, patch, reimport or full); without, each
+child imports the app from DIR. Each child binds a free loopback port (the service), a Unix socket
+for the harness's control routes and one on which the harness hands it a sandbox's listening
+sockets (it then serves the service on them too, until told to stop); it reports the port once
+uvicorn serves on them, so there is no race and no health check to wait for. Children die with the launcher (PR_SET_PDEATHSIG), and the launcher stops
+them all when its stdin closes.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ SCRATCH_ROOT = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()
+_warm_up_folders: list[Path] = []
 
 
 def _preload() -> None:
@@ -95,7 +97,12 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         from restbench.serving.control import ControlledApp
 
         service_main = __import__("app.main", fromlist=["create_app", "reset"])
-        app = service_main.create_app(request["database_url"])
+        app = originals.reusable_app(original, switch, request["database_url"]) \
+            if original is not None else None
+        if app is None:
+            app = service_main.create_app(request["database_url"])
+        else:
+            switch = originals.WARM_APP
         controlled = ControlledApp(app, lambda: service_main.reset(app), request["token"])
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
         # and without it every kept-alive response stalls ~40 ms on delayed ACKs.
@@ -119,13 +126,22 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
         os.close(report_fd)
         os._exit(1)
-    # The child's CPU time so far (its counters start at the fork): what the start cost without
-    # waiting for a core, for benchmarks on a busy machine.
-    os.write(report_fd, json.dumps({"port": sock.getsockname()[1], "switch": switch,
-                                    "cpu_s": time.process_time()}).encode())
-    os.close(report_fd)
+    port = sock.getsockname()[1]
+
+    def report_started(ok: bool) -> None:
+        """Once uvicorn serves (or gave up): the harness's next request needs no health check.
+        The CPU time is the child's so far (its counters start at the fork): what the start cost
+        without waiting for a core, for benchmarks on a busy machine."""
+        answer = {"port": port, "switch": switch, "cpu_s": time.process_time()} if ok \
+            else {"error": "the service's startup failed (see its log)"}
+        os.write(report_fd, json.dumps(answer).encode())
+        os.close(report_fd)
+
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
-    _handing_off_server_class()(config, handoff).run(sockets=[sock, control])
+    server = _handing_off_server_class()(config, handoff, report_started)
+    server.run(sockets=[sock, control])
+    if not server.reported:
+        report_started(False)
     os._exit(0)
 
 
@@ -136,9 +152,17 @@ def _handing_off_server_class() -> type:
     class HandingOffServer(uvicorn.Server):
         """uvicorn's server, also serving on listening sockets the harness hands over."""
 
-        def __init__(self, config: Any, handoff: socket.socket) -> None:
+        def __init__(self, config: Any, handoff: socket.socket,
+                     report_started: Callable[[bool], None]) -> None:
             super().__init__(config)
             self.handoff = handoff
+            self.report_started = report_started
+            self.reported = False
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            self.reported = True
+            self.report_started(self.started and not self.should_exit)
 
         async def serve(self, sockets: list[socket.socket] | None = None) -> None:
             task = asyncio.ensure_future(self._take_handoffs())
@@ -229,25 +253,28 @@ def _load_original(request: dict[str, Any]) -> None:
     if not root or root in _originals or root in _unloadable:
         return
     _unloadable.add(root)
-    scratch = tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)
+    warm_up_in = Path(tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)) \
+        if request.get("warm_up") else None
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(1), os.dup(2)
+    os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
+    os.dup2(devnull, 2)
     try:
-        warmup_url = f"sqlite:///{scratch}/warm.sqlite3" if request.get("warm_up") else None
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        saved = os.dup(1), os.dup(2)
-        os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
-        os.dup2(devnull, 2)
-        try:
-            _originals[root] = originals.load(Path(root), warmup_url)
-            _unloadable.discard(root)
-        except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
-            pass
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in (devnull, *saved):
-                os.close(fd)
+        _originals[root] = originals.load(Path(root), warm_up_in)
+        _unloadable.discard(root)
+    except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
+        pass
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (devnull, *saved):
+            os.close(fd)
+    if warm_up_in is not None:
+        # Kept while its seeded database serves as the template of servers that reuse the app.
+        if root in _originals and _originals[root].template is not None:
+            _warm_up_folders.append(warm_up_in)
+        else:
+            shutil.rmtree(warm_up_in, ignore_errors=True)
     gc.freeze()
 
 
@@ -285,6 +312,8 @@ def main() -> None:
     for pid in children:
         _stop(pid)
     _remove_scratch(sys.argv[1:])
+    for folder in _warm_up_folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_scratch(folders: list[str]) -> None:

@@ -15,6 +15,12 @@ exactly the edited behaviour:
 - `full`: where a module to import again defines SQLAlchemy mapped classes (they cannot be
   defined twice on one declarative base), or anything in the faster ways fails, the whole package
   is imported from the copy, as a fresh process would.
+
+With `patch`, the child needs no `create_app` of its own either: the warm-up's app is what
+`create_app` would build again (nothing that ran in it changed), so a server on SQLite reuses it
+(`reusable_app`). The warm-up gives it WARM_UP_URL, a path that each process resolves in its own
+working folder, so a child that copies the seeded warm-up database (`template`) into its
+folder has the app on a database of its own.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from __future__ import annotations
 import ast
 import gc
 import importlib
+import os
+import shutil
 import sys
 import types
 from collections.abc import Iterator
@@ -30,6 +38,12 @@ from pathlib import Path
 
 PACKAGE = "app"
 PATCH, REIMPORT, FULL = "patch", "reimport", "full"
+WARM_APP = "warm app"  # patch, and the warm-up's app reused (see `reusable_app`)
+# The file name of every server's SQLite database, in a folder of its own (`serving.databases`).
+SQLITE_FILE = "service.sqlite3"
+# The warm-up's database: the kernel resolves /proc/self/cwd for the process that opens the file,
+# and SQLAlchemy fixes the path when the engine is made, so a relative URL would not do.
+WARM_UP_URL = f"sqlite:////proc/self/cwd/{SQLITE_FILE}"
 
 
 @dataclass
@@ -43,6 +57,9 @@ class Original:
     # (file relative to root, qualified name) of every function that ran in the launcher
     ran: set[tuple[str, str]] = field(default_factory=set)
     warm_error: str = ""
+    # The warm-up's app, and its database in the seeded state it was left in
+    app: object = None
+    template: Path | None = None
     # file relative to root -> its function bodies and skeleton (see `prepare`)
     parsed: dict[str, tuple[dict[str, str] | None, str]] = field(default_factory=dict)
 
@@ -65,9 +82,9 @@ def _package_modules() -> dict[str, types.ModuleType]:
             if name == PACKAGE or name.startswith(PACKAGE + ".")}
 
 
-def load(root: Path, warmup_url: str | None) -> Original:
-    """Imports `root`'s app package (and warms it up on `warmup_url`), recording which of its
-    functions ran; leaves sys.modules and sys.path as they were."""
+def load(root: Path, warm_up_in: Path | None) -> Original:
+    """Imports `root`'s app package (and warms it up on a database in the folder `warm_up_in`),
+    recording which of its functions ran; leaves sys.modules and sys.path as they were."""
     app_dir = str(root / PACKAGE)
     ran_files: set[tuple[str, str]] = set()
 
@@ -85,11 +102,17 @@ def load(root: Path, warmup_url: str | None) -> Original:
         sys.setprofile(profile)
         try:
             main = importlib.import_module(f"{PACKAGE}.main")
-            if warmup_url is not None:
+            if warm_up_in is not None:
+                here = os.getcwd()
+                os.chdir(warm_up_in)
                 try:
-                    main.create_app(warmup_url)
+                    original.app = main.create_app(WARM_UP_URL)
+                    if (warm_up_in / SQLITE_FILE).is_file():
+                        original.template = warm_up_in / SQLITE_FILE
                 except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
                     original.warm_error = f"{type(exc).__name__}: {exc}"
+                finally:
+                    os.chdir(here)
         finally:
             sys.setprofile(None)
         _dispose_engines()
@@ -133,6 +156,21 @@ def activate(original: Original, source: Path, changed: list[str]) -> str:
         for module_name in _package_modules():
             del sys.modules[module_name]
         return FULL
+
+
+def reusable_app(original: Original, switch: str, database_url: str) -> object:
+    """In a forked child, after `activate` answered `switch`: the warm-up's app, moved onto
+    the SQLite database at `database_url` (a seeded copy goes there), when it behaves exactly as
+    the app `create_app(database_url)` would build; else None."""
+    if switch != PATCH or original.app is None or original.template is None \
+            or not database_url.startswith("sqlite:///"):
+        return None
+    path = Path(database_url.removeprefix("sqlite:///"))
+    if path.name != SQLITE_FILE or not path.is_absolute():
+        return None
+    shutil.copyfile(original.template, path)
+    os.chdir(path.parent)
+    return original.app
 
 
 def _activate(original: Original, source: Path, changed: list[str]) -> str:

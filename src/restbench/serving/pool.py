@@ -37,7 +37,6 @@ from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
 
 log = logging.getLogger(__name__)
-HEALTH_TIMEOUT_S = 20.0
 HANDOFF_TIMEOUT_S = 10.0
 MEMORY_FOLDER = "/dev/shm"
 
@@ -287,24 +286,10 @@ class ServerPool:
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
                                client, database_url, answer.get("switch", ""),
                                float(answer.get("cpu_s", 0.0)))
-        self._servers.append(server)
-        await self._wait_healthy(server, name)
+        self._servers.append(server)  # it answered once it served: no health check needed
         server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)
         return server
-
-    async def _wait_healthy(self, server: RunningServer, name: str) -> None:
-        deadline = asyncio.get_running_loop().time() + HEALTH_TIMEOUT_S
-        while True:
-            try:
-                await server._control("GET", "health")
-                return
-            except httpx.HTTPError:
-                if asyncio.get_running_loop().time() > deadline:
-                    await self.stop(server)
-                    raise ServiceStartError(f"{name} did not answer within {HEALTH_TIMEOUT_S:.0f}"
-                                            f" s; log: {server.log_tail()}") from None
-                await asyncio.sleep(0.01)
 
     async def stop(self, server: RunningServer | ExternalServer) -> None:
         if isinstance(server, ExternalServer):
