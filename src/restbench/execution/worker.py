@@ -120,6 +120,7 @@ def _warm_up_schemathesis() -> None:
         return
     _schemathesis_warm = True
     try:
+        import pyrate_limiter  # noqa: F401 - what sending a generated request imports first
         import schemathesis
         from hypothesis import given, settings
         from schemathesis.specs.openapi import checks  # noqa: F401
