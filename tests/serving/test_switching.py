@@ -144,6 +144,43 @@ def test_servers_on_the_warm_app_each_have_their_own_database(tmp_path: Path) ->
     assert Path(url_first).parent != Path(url_second).parent
 
 
+@needs_postgres
+def test_servers_on_the_warm_app_on_postgres_each_have_their_own_database(tmp_path: Path) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    implementations = implementations_of(resolve_services(["fullstack"])[0])
+    signup = {"email": "newbie@example.com", "password": "newbiepass1", "full_name": "N"}
+
+    def users_in(url: str) -> int:
+        parsed = make_url(url).set(drivername="postgresql")
+        with psycopg.connect(parsed.render_as_string(hide_password=False)) as connection:
+            return int(connection.execute('SELECT count(*) FROM "user"').fetchone()[0])
+
+    async def run() -> tuple[list[str], list[int], list[int]]:
+        async with ServerPool(tmp_path / "pool", "postgres") as pool:
+            # The first server of a service warms its app up, once, also when two start at the
+            # same time (their databases are still made empty); the next ones reuse it.
+            servers = list(await asyncio.gather(pool.start(implementations["original"]),
+                                                pool.start(implementations["original"], 1)))
+            servers += [await pool.start(implementations["original"], 2),
+                        await pool.start(implementations["FS-08-M1"])]
+            for server in servers:
+                await server.reset()
+            before = [users_in(server.database_url) for server in servers]
+            async with httpx.AsyncClient(trust_env=False) as client:
+                answer = await client.post(f"{servers[2].base_url}/api/v1/users/signup",
+                                           json=signup)
+                assert answer.status_code == 200, answer.text
+            after = [users_in(server.database_url) for server in servers]
+            return [server.switch for server in servers], before, after
+
+    ways, before, after = asyncio.run(run())
+    assert ways == ["patch", "patch", "warm app", "warm app"]
+    assert len(set(before)) == 1  # each database starts as the seed
+    assert after == [before[0], before[0], before[0] + 1, before[0]]  # the sign-up reached one
+
+
 def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path) -> None:
     databases = SqliteDatabases()
     try:

@@ -69,8 +69,9 @@ def require_support(service: Service, database: DatabaseChoice) -> None:
 class ServerDatabases(Protocol):
     """Hands out one database per server; thread-safe, blocking calls."""
 
-    def create(self, folder: Path, label: str) -> str:
-        """A fresh, empty database; returns the URL the service's `create_app` gets."""
+    def create(self, folder: Path, label: str, template: str | None = None) -> str:
+        """A fresh, empty database (or, on PostgreSQL, a copy of the database `template`);
+        returns the URL the service's `create_app` gets."""
         ...
 
     def drop(self, url: str) -> None: ...
@@ -94,8 +95,8 @@ class SqliteDatabases:
     def memory_folder(self) -> Path | None:
         return self._memory
 
-    def create(self, folder: Path, label: str) -> str:
-        """A folder of its own holding SQLITE_FILE: a server that reuses its service's warm app
+    def create(self, folder: Path, label: str, template: str | None = None) -> str:
+        """A folder of its own holding SQLITE_FILE (`template` is PostgreSQL's only): a server that reuses its service's warm app
         (see `serving.launcher`) finds its database as that name in its working folder."""
         server_folder = (self._memory or folder) / label
         shutil.rmtree(server_folder, ignore_errors=True)
@@ -156,7 +157,7 @@ class PostgresDatabases:
             self._strategy = " STRATEGY FILE_COPY"
         return self._admin
 
-    def create(self, folder: Path, label: str) -> str:
+    def create(self, folder: Path, label: str, template: str | None = None) -> str:
         import psycopg
         from psycopg import sql
 
@@ -164,9 +165,11 @@ class PostgresDatabases:
             admin = self._connect()
             slug = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:32]
             name = f"restbench_{slug}_{next(self._names)}_{secrets.token_hex(3)}"
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+            if template is not None:
+                statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
             try:
-                admin.execute(sql.SQL("CREATE DATABASE {}" + self._strategy)
-                              .format(sql.Identifier(name)))
+                admin.execute(statement + sql.SQL(self._strategy))
             except psycopg.Error as exc:
                 raise DatabaseError(f"--db: cannot create database {name}: "
                                     f"{_first_line(exc)}") from None

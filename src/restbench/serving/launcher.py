@@ -6,8 +6,8 @@ when it exits). It imports the heavy service dependencies once
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
      "control_socket": PATH, "handoff_socket": PATH[, "original": SERVICE_DIR,
-     "changed": [FILE], "warm_up": BOOL]}
-        -> {"ok": true, "pid": P, "port": N, "switch": HOW, "cpu_s": S}
+     "changed": [FILE], "warm_up": BOOL, "warm_up_database": URL, "database_seeded": BOOL]}
+        -> {"ok": true, "pid": P, "port": N, "switch": HOW, "cpu_s": S, "warm_template": NAME}
            | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
 
@@ -97,7 +97,8 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         from restbench.serving.control import ControlledApp
 
         service_main = __import__("app.main", fromlist=["create_app", "reset"])
-        app = originals.reusable_app(original, switch, request["database_url"]) \
+        app = originals.reusable_app(original, switch, request["database_url"],
+                                     bool(request.get("database_seeded"))) \
             if original is not None else None
         if app is None:
             app = service_main.create_app(request["database_url"])
@@ -253,14 +254,15 @@ def _load_original(request: dict[str, Any]) -> None:
     if not root or root in _originals or root in _unloadable:
         return
     _unloadable.add(root)
+    warm_up_database = request.get("warm_up_database")
     warm_up_in = Path(tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)) \
-        if request.get("warm_up") else None
+        if request.get("warm_up") and not warm_up_database else None
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(1), os.dup(2)
     os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
     os.dup2(devnull, 2)
     try:
-        _originals[root] = originals.load(Path(root), warm_up_in)
+        _originals[root] = originals.load(Path(root), warm_up_in, warm_up_database)
         _unloadable.discard(root)
     except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
         pass
@@ -297,7 +299,8 @@ def _start(request: dict[str, Any]) -> dict[str, Any]:
         _reap()
         return {"ok": False, "pid": pid, "error": report.get("error", "failed to start")}
     return {"ok": True, "pid": pid, "port": report["port"],
-            "switch": report.get("switch", originals.FULL), "cpu_s": report.get("cpu_s", 0.0)}
+            "switch": report.get("switch", originals.FULL), "cpu_s": report.get("cpu_s", 0.0),
+            "warm_template": original.template_database if original is not None else None}
 
 
 def main() -> None:

@@ -17,10 +17,12 @@ exactly the edited behaviour:
   is imported from the copy, as a fresh process would.
 
 With `patch`, the child needs no `create_app` of its own either: the warm-up's app is what
-`create_app` would build again (nothing that ran in it changed), so a server on SQLite reuses it
-(`reusable_app`). The warm-up gives it WARM_UP_URL, a path that each process resolves in its own
-working folder, so a child that copies the seeded warm-up database (`template`) into its
-folder has the app on a database of its own.
+`create_app` would build again (nothing that ran in it changed), so the server reuses it
+(`reusable_app`). On SQLite the warm-up gives it WARM_UP_URL, a path that each process resolves
+in its own working folder, so a child that copies the seeded warm-up database (`template`) into
+its folder has the app on a database of its own. On PostgreSQL the app's URL names no database
+(libpq takes PGDATABASE, which each child sets to its own), and the harness makes each server's
+database as a copy of the seeded warm-up database.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ SQLITE_FILE = "service.sqlite3"
 # The warm-up's database: the kernel resolves /proc/self/cwd for the process that opens the file,
 # and SQLAlchemy fixes the path when the engine is made, so a relative URL would not do.
 WARM_UP_URL = f"sqlite:////proc/self/cwd/{SQLITE_FILE}"
+PG_DATABASE = "PGDATABASE"
 
 
 @dataclass
@@ -57,9 +60,11 @@ class Original:
     # (file relative to root, qualified name) of every function that ran in the launcher
     ran: set[tuple[str, str]] = field(default_factory=set)
     warm_error: str = ""
-    # The warm-up's app, and its database in the seeded state it was left in
+    # The warm-up's app, and its database in the seeded state it was left in: a SQLite file,
+    # or a PostgreSQL database that the harness copies for each server (`database_seeded`)
     app: object = None
     template: Path | None = None
+    template_database: str | None = None
     # file relative to root -> its function bodies and skeleton (see `prepare`)
     parsed: dict[str, tuple[dict[str, str] | None, str]] = field(default_factory=dict)
 
@@ -82,9 +87,10 @@ def _package_modules() -> dict[str, types.ModuleType]:
             if name == PACKAGE or name.startswith(PACKAGE + ".")}
 
 
-def load(root: Path, warm_up_in: Path | None) -> Original:
-    """Imports `root`'s app package (and warms it up on a database in the folder `warm_up_in`),
-    recording which of its functions ran; leaves sys.modules and sys.path as they were."""
+def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = None) -> Original:
+    """Imports `root`'s app package (and warms it up on a SQLite database in the folder
+    `warm_up_in`, or on the PostgreSQL database `warm_up_database`), recording which of its
+    functions ran; leaves sys.modules and sys.path as they were."""
     app_dir = str(root / PACKAGE)
     ran_files: set[tuple[str, str]] = set()
 
@@ -102,7 +108,13 @@ def load(root: Path, warm_up_in: Path | None) -> Original:
         sys.setprofile(profile)
         try:
             main = importlib.import_module(f"{PACKAGE}.main")
-            if warm_up_in is not None:
+            if warm_up_database is not None:
+                try:
+                    original.app = main.create_app(_without_database(warm_up_database))
+                    original.template_database = os.environ[PG_DATABASE]
+                except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
+                    original.warm_error = f"{type(exc).__name__}: {exc}"
+            elif warm_up_in is not None:
                 here = os.getcwd()
                 os.chdir(warm_up_in)
                 try:
@@ -158,12 +170,29 @@ def activate(original: Original, source: Path, changed: list[str]) -> str:
         return FULL
 
 
-def reusable_app(original: Original, switch: str, database_url: str) -> object:
+def _without_database(url: str) -> str:
+    """`url` without its database name, which libpq then takes from PGDATABASE at each connect
+    (set here to the named database): the same engine serves any database of the server."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    os.environ[PG_DATABASE] = str(parsed.database)
+    return parsed.set(database="").render_as_string(hide_password=False)
+
+
+def reusable_app(original: Original, switch: str, database_url: str, seeded: bool) -> object:
     """In a forked child, after `activate` answered `switch`: the warm-up's app, moved onto
-    the SQLite database at `database_url` (a seeded copy goes there), when it behaves exactly as
-    the app `create_app(database_url)` would build; else None."""
-    if switch != PATCH or original.app is None or original.template is None \
-            or not database_url.startswith("sqlite:///"):
+    the database at `database_url` (on SQLite a seeded copy goes there; on PostgreSQL it must
+    be `seeded`, a copy of the warm-up's), when it behaves exactly as the app
+    `create_app(database_url)` would build; else None."""
+    if switch != PATCH or original.app is None:
+        return None
+    if original.template_database is not None:
+        if not seeded or not database_url.startswith("postgresql"):
+            return None
+        _without_database(database_url)
+        return original.app
+    if original.template is None or not database_url.startswith("sqlite:///"):
         return None
     path = Path(database_url.removeprefix("sqlite:///"))
     if path.name != SQLITE_FILE or not path.is_absolute():

@@ -25,7 +25,7 @@ from typing import Any, Self
 
 import httpx
 
-from restbench.benchmark.models import Database
+from restbench.benchmark.models import Database, Service
 from restbench.errors import ServiceStartError
 from restbench.execution import channel
 from restbench.execution.environment import clean_environment
@@ -159,6 +159,10 @@ class ServerPool:
         self._sources = Path(tempfile.mkdtemp(prefix="restbench-src-", dir=MEMORY_FOLDER)) \
             if os.access(MEMORY_FOLDER, os.W_OK) else workdir
         self._socket_numbers = itertools.count()
+        # PostgreSQL: per service, the database its original app was warmed up on, and once that
+        # is seeded, its name as the template of the service's server databases
+        self._warm_databases: dict[str, asyncio.Future[str]] = {}
+        self._templates: dict[str, str] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -249,9 +253,14 @@ class ServerPool:
         if implementation.service.manifest is not None:
             return await self._start_external(implementation, replica)
         source = self._source_for(implementation)
+        service = implementation.service
+        warm_up: dict[str, Any] = {}
+        if self.switch_mutants:
+            warm_up = await self._warm_up_request(service, source)
+        template = self._templates.get(service.name)
         database_url = await asyncio.to_thread(
-            self._databases.create, source,
-            f"{implementation.service.name}-{implementation.id}-{replica}")
+            self._databases.create, source, f"{service.name}-{implementation.id}-{replica}",
+            template)
         log_file = source / f"replica-{replica}.log"
         token = secrets.token_urlsafe(24)
         number = next(self._socket_numbers)
@@ -262,15 +271,18 @@ class ServerPool:
                                    "control_socket": str(control_socket),
                                    "handoff_socket": str(handoff_socket)}
         if self.switch_mutants:
-            service, edit = implementation.service, implementation.edit
+            edit = implementation.edit
             request.update(original=str(service.root.resolve()),
                            changed=[Path(edit.file).as_posix()] if edit else [],
-                           warm_up=Database.SQLITE in service.data.databases)
+                           database_seeded=template is not None, **warm_up)
         try:
             answer = await self._ask(request)
         except BaseException:
             await asyncio.to_thread(self._databases.drop, database_url)
             raise
+        if answer.get("warm_template") and "warm_up_database" in warm_up:
+            # The warm-up left its database seeded: the next servers' databases are copies.
+            self._templates[service.name] = str(answer["warm_template"])
         name = f"{implementation.service.name} {implementation.id}"
         if not answer["ok"]:
             await asyncio.to_thread(self._databases.drop, database_url)
@@ -290,6 +302,17 @@ class ServerPool:
         server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)
         return server
+
+    async def _warm_up_request(self, service: Service, source: Path) -> dict[str, Any]:
+        """How the launcher warms up `service`'s original app: on a SQLite file of its own, or
+        on PostgreSQL on a database made for it once (which then serves as the template of the
+        service's server databases)."""
+        if self.database.kind is Database.SQLITE:
+            return {"warm_up": True}
+        if service.name not in self._warm_databases:  # one, also for starts at the same time
+            self._warm_databases[service.name] = asyncio.ensure_future(asyncio.to_thread(
+                self._databases.create, source, f"{service.name}-warm-up"))
+        return {"warm_up": True, "warm_up_database": await self._warm_databases[service.name]}
 
     async def stop(self, server: RunningServer | ExternalServer) -> None:
         if isinstance(server, ExternalServer):
