@@ -4,6 +4,7 @@ that imported the edited source afresh, whichever way the edit was applied."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import subprocess
 import sys
@@ -179,6 +180,24 @@ def test_servers_on_the_warm_app_on_postgres_each_have_their_own_database(tmp_pa
     assert ways == ["patch", "patch", "warm app", "warm app"]
     assert len(set(before)) == 1  # each database starts as the seed
     assert after == [before[0], before[0], before[0] + 1, before[0]]  # the sign-up reached one
+
+
+def test_an_app_that_keeps_its_database_open_is_not_reused(tmp_path: Path) -> None:
+    """A connection kept outside SQLAlchemy's pool would be shared by every forked server."""
+    from restbench.serving import originals
+
+    template = tmp_path / originals.SQLITE_FILE
+    with contextlib.closing(sqlite3.connect(template)) as making:
+        making.execute("CREATE TABLE t (x)")
+        making.commit()
+    original = originals.Original(tmp_path, {}, app=object(), template=template)
+    kept = sqlite3.connect(template)
+    kept.execute("SELECT * FROM t").fetchall()
+    try:
+        assert originals.still_connected(original)
+    finally:
+        kept.close()
+    assert not originals.still_connected(original)
 
 
 def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path) -> None:

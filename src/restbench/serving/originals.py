@@ -128,6 +128,10 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
         finally:
             sys.setprofile(None)
         _dispose_engines()
+        if original.app is not None and still_connected(original):
+            # A connection the app keeps outside SQLAlchemy's pool would be shared by every
+            # server forked from here: such a service's servers build their own app.
+            original.app, original.template, original.template_database = None, None, None
     finally:
         sys.path.remove(str(root))
         original.modules = _package_modules()
@@ -140,6 +144,22 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
             key = (_relative(root, obj.__code__.co_filename), obj.__code__.co_qualname)
             original.functions.setdefault(key, []).append(obj)
     return original
+
+
+def still_connected(original: Original) -> bool:
+    """Whether this process still holds its warm-up database open once the engines are
+    disposed: the SQLite file (or its journal), or on PostgreSQL any socket (the launcher
+    holds none of its own)."""
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if original.template is not None and target.startswith(str(original.template)):
+            return True
+        if original.template_database is not None and target.startswith("socket:"):
+            return True
+    return False
 
 
 def _relative(root: Path, filename: str) -> str:
