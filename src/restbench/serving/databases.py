@@ -96,8 +96,9 @@ class SqliteDatabases:
         return self._memory
 
     def create(self, folder: Path, label: str, template: str | None = None) -> str:
-        """A folder of its own holding SQLITE_FILE (`template` is PostgreSQL's only): a server that reuses its service's warm app
-        (see `serving.launcher`) finds its database as that name in its working folder."""
+        """A folder of its own holding SQLITE_FILE (`template` is PostgreSQL's only): a server
+        that reuses its service's warm app (see `serving.originals`) finds its database as that
+        name in its working folder."""
         server_folder = (self._memory or folder) / label
         shutil.rmtree(server_folder, ignore_errors=True)
         server_folder.mkdir(parents=True)

@@ -17,8 +17,8 @@ the launcher imports the original app once per service and each child only appli
 child imports the app from DIR. Each child binds a free loopback port (the service), a Unix socket
 for the harness's control routes and one on which the harness hands it a sandbox's listening
 sockets (it then serves the service on them too, until told to stop); it reports the port once
-uvicorn serves on them, so there is no race and no health check to wait for. Children die with the launcher (PR_SET_PDEATHSIG), and the launcher stops
-them all when its stdin closes.
+uvicorn serves on them, so there is no race and no health check to wait for. Children die with
+the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin closes.
 """
 
 from __future__ import annotations

@@ -110,6 +110,7 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
             main = importlib.import_module(f"{PACKAGE}.main")
             if warm_up_database is not None:
                 try:
+                    _select_database(warm_up_database)
                     original.app = main.create_app(_without_database(warm_up_database))
                     original.template_database = os.environ[PG_DATABASE]
                 except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
@@ -192,12 +193,17 @@ def activate(original: Original, source: Path, changed: list[str]) -> str:
 
 def _without_database(url: str) -> str:
     """`url` without its database name, which libpq then takes from PGDATABASE at each connect
-    (set here to the named database): the same engine serves any database of the server."""
+    (see `_select_database`): the same engine serves any database of the server."""
     from sqlalchemy.engine import make_url
 
-    parsed = make_url(url)
-    os.environ[PG_DATABASE] = str(parsed.database)
-    return parsed.set(database="").render_as_string(hide_password=False)
+    return make_url(url).set(database="").render_as_string(hide_password=False)
+
+
+def _select_database(url: str) -> None:
+    """Makes this process's next PostgreSQL connections without a database name go to `url`'s."""
+    from sqlalchemy.engine import make_url
+
+    os.environ[PG_DATABASE] = str(make_url(url).database)
 
 
 def reusable_app(original: Original, switch: str, database_url: str, seeded: bool) -> object:
@@ -210,7 +216,7 @@ def reusable_app(original: Original, switch: str, database_url: str, seeded: boo
     if original.template_database is not None:
         if not seeded or not database_url.startswith("postgresql"):
             return None
-        _without_database(database_url)
+        _select_database(database_url)
         return original.app
     if original.template is None or not database_url.startswith("sqlite:///"):
         return None
