@@ -18,6 +18,7 @@ CONTROL_PREFIX = "/__restbench__/"
 CONTROL_HEADER = b"x-restbench-control"
 BODY_LIMIT = 2000
 EXCHANGE_LIMIT = 200
+ACTIONS = frozenset({"reset", "exchanges", "busy", "health"})
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -56,19 +57,26 @@ class ControlledApp:
             await _respond(send, 404, {"detail": "Not Found"})
             return
         action = scope["path"][len(CONTROL_PREFIX):]
-        if action == "health":
-            await _respond(send, 200, {"status": "ok"})
-        elif action == "reset" and scope["method"] == "POST":
+        if action not in ACTIONS or (action == "reset" and scope["method"] != "POST"):
+            await _respond(send, 404, {"detail": "unknown control route"})
+            return
+        await _respond(send, 200, self.perform(action))
+
+    def perform(self, action: str) -> object:
+        """The answer to one of ACTIONS, asked over HTTP on the control socket or over the
+        server's hand-off channel (the harness's usual road: no HTTP round trip)."""
+        if action == "reset":
             self.reset()
             self.exchanges.clear()
             self.busy_s = 0.0
-            await _respond(send, 200, {"status": "reset"})
-        elif action == "exchanges":
-            await _respond(send, 200, self.exchanges)
-        elif action == "busy":
-            await _respond(send, 200, {"seconds": self.busy_s})
-        else:
-            await _respond(send, 404, {"detail": "unknown control route"})
+            return {"status": "reset"}
+        if action == "exchanges":
+            return self.exchanges
+        if action == "busy":
+            return {"seconds": self.busy_s}
+        if action == "health":
+            return {"status": "ok"}
+        raise ValueError(f"unknown control action {action!r}")
 
     async def _recorded(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_body = bytearray()

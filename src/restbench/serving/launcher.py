@@ -139,7 +139,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         os.close(report_fd)
 
     config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
-    server = _handing_off_server_class()(config, handoff, report_started)
+    server = _handing_off_server_class()(config, controlled, handoff, report_started)
     server.run(sockets=[sock, control])
     if not server.reported:
         report_started(False)
@@ -153,9 +153,10 @@ def _handing_off_server_class() -> type:
     class HandingOffServer(uvicorn.Server):
         """uvicorn's server, also serving on listening sockets the harness hands over."""
 
-        def __init__(self, config: Any, handoff: socket.socket,
+        def __init__(self, config: Any, controlled: Any, handoff: socket.socket,
                      report_started: Callable[[bool], None]) -> None:
             super().__init__(config)
+            self.controlled = controlled
             self.handoff = handoff
             self.report_started = report_started
             self.reported = False
@@ -202,10 +203,35 @@ def _handing_off_server_class() -> type:
                             server.close()
                         reply = {"error": f"{type(exc).__name__}: {exc}"}
                     attached[message["attach"]] = servers
-                    channel.send(connection, reply)
+                    channel.send(connection, {**reply, "id": message.get("id")})
                 elif "detach" in message:
                     for server in attached.pop(message["detach"], []):
                         server.close()
+                elif "control" in message:
+                    self._answer_control(connection, message)
+
+        def _answer_control(self, connection: socket.socket, message: dict[str, Any]) -> None:
+            """A control action asked over the channel; the answer travels in a memory file
+            (the exchanges can outgrow a packet)."""
+            from restbench.execution import channel
+
+            try:
+                answer = json.dumps(self.controlled.perform(str(message["control"]))).encode()
+            except Exception as exc:  # noqa: BLE001 - the harness decides what a failure means
+                import traceback
+
+                traceback.print_exc()
+                channel.send(connection, {"id": message.get("id"),
+                                          "error": f"{type(exc).__name__}: {exc}"})
+                return
+            answer_file = os.memfd_create("answer")
+            try:
+                written = 0
+                while written < len(answer):
+                    written += os.write(answer_file, answer[written:])
+                channel.send(connection, {"id": message.get("id")}, [answer_file])
+            finally:
+                os.close(answer_file)
 
     return HandingOffServer
 

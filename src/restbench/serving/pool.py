@@ -38,7 +38,12 @@ from restbench.serving.logs import log_tail
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
+CONTROL_TIMEOUT_S = 30.0  # a reset or a read of the exchanges; a server past it is replaced
 MEMORY_FOLDER = "/dev/shm"
+
+
+class ControlFailed(Exception):
+    """A server did not perform a control action (it died, hung or failed)."""
 
 
 @dataclass
@@ -48,12 +53,15 @@ class RunningServer:
     pid: int
     port: int
     log_file: Path
-    _client: httpx.AsyncClient = field(repr=False)
+    control_socket: Path
+    token: str = field(repr=False)
     database_url: str = field(default="", repr=False)
     switch: str = ""  # how the launcher made this implementation (see serving.originals)
     start_cpu_s: float = 0.0  # CPU time the server process used to start
     handoff: socket.socket | None = field(default=None, repr=False)
     _handoff_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _asked: int = field(default=0, repr=False)
+    _client: httpx.AsyncClient | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -65,11 +73,7 @@ class RunningServer:
         if self.handoff is None:
             raise ServiceStartError(f"{self.implementation.id}: no hand-off channel")
         handle = secrets.token_hex(8)
-        async with self._handoff_lock:
-            channel.send(self.handoff, {"attach": handle}, [s.fileno() for s in listeners])
-            for sock in listeners:
-                sock.close()  # the server holds its own copies now
-            reply, _ = await asyncio.wait_for(channel.receive(self.handoff), HANDOFF_TIMEOUT_S)
+        reply, _ = await self._ask({"attach": handle}, listeners, HANDOFF_TIMEOUT_S)
         if "attached" not in reply:
             raise ServiceStartError(f"{self.implementation.id}: {reply.get('error')}")
         return handle
@@ -79,29 +83,82 @@ class RunningServer:
             with contextlib.suppress(OSError):
                 channel.send(self.handoff, {"detach": handle})
 
-    async def _control(self, method: str, action: str) -> Any:
-        response = await self._client.request(method, f"{CONTROL_PREFIX}{action}")
-        response.raise_for_status()
-        return response.json()
+    async def _ask(self, message: dict[str, Any], listeners: list[socket.socket] | None = None,
+                   timeout_s: float = CONTROL_TIMEOUT_S) -> tuple[dict[str, Any], list[int]]:
+        """One request over the hand-off channel and its answer. Ids pair them: an answer that
+        comes after its request timed out is dropped, not taken for the next one's. Once sent,
+        `listeners` are closed here (the server holds its own copies); unsent, they stay open
+        (the caller can still relay them)."""
+        assert self.handoff is not None
+        async with self._handoff_lock:
+            self._asked += 1
+            channel.send(self.handoff, {**message, "id": self._asked},
+                         [sock.fileno() for sock in listeners or []])
+            for sock in listeners or []:
+                sock.close()
+            async with asyncio.timeout(timeout_s):
+                while True:
+                    reply, fds = await channel.receive(self.handoff)
+                    if reply.get("id") == self._asked:
+                        return reply, fds
+                    channel.close_all(fds)
+
+    async def _control(self, action: str) -> Any:
+        """Performs a control action (see serving.control): over the hand-off channel, else
+        over HTTP on the control socket. Raises ControlFailed."""
+        if self.handoff is None:
+            return await self._control_over_http(action)
+        try:
+            reply, fds = await self._ask({"control": action})
+        except (TimeoutError, channel.ChannelClosed, OSError) as exc:
+            raise ControlFailed(f"{action}: {exc!r}") from None
+        try:
+            if "error" in reply or len(fds) != 1:
+                raise ControlFailed(f"{action}: {reply.get('error', 'no answer')}")
+            return json.loads(os.pread(fds[0], os.fstat(fds[0]).st_size, 0))
+        finally:
+            channel.close_all(fds)
+
+    async def _control_over_http(self, action: str) -> Any:
+        if self._client is None:
+            # verify=False: plain HTTP over a Unix socket; loading the CA bundle for nothing
+            # cost 100-250 ms.
+            self._client = httpx.AsyncClient(
+                timeout=CONTROL_TIMEOUT_S, trust_env=False, base_url="http://control",
+                transport=httpx.AsyncHTTPTransport(uds=str(self.control_socket), verify=False),
+                headers={CONTROL_HEADER.decode(): self.token})
+        try:
+            response = await self._client.request("POST" if action == "reset" else "GET",
+                                                   f"{CONTROL_PREFIX}{action}")
+            response.raise_for_status()
+            return response.json()
+        except httpx.HTTPError as exc:
+            raise ControlFailed(f"{action}: {exc!r}") from None
 
     async def reset(self) -> None:
         """Back to the seed state; also forgets the recorded HTTP exchanges."""
         try:
-            await self._control("POST", "reset")
-        except httpx.HTTPError as exc:
-            raise ServiceStartError(f"{self.implementation.id}: reset failed: {exc!r}; "
+            await self._control("reset")
+        except ControlFailed as exc:
+            raise ServiceStartError(f"{self.implementation.id}: reset failed: {exc}; "
                                     f"server log: {self.log_tail()}") from None
 
     async def exchanges(self) -> list[dict[str, Any]]:
         """The HTTP exchanges the service saw since the last reset."""
         try:
-            return list(await self._control("GET", "exchanges"))
-        except httpx.HTTPError:
+            return list(await self._control("exchanges"))
+        except ControlFailed:
             return []
 
     async def busy_s(self) -> float:
         """Seconds the service spent answering requests since the last reset (benchmarks)."""
-        return float((await self._control("GET", "busy"))["seconds"])
+        return float((await self._control("busy"))["seconds"])
+
+    async def close_control(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        if self.handoff is not None:
+            self.handoff.close()
 
     def log_tail(self, limit: int = 600) -> str:
         return log_tail(self.log_file, limit)
@@ -289,14 +346,8 @@ class ServerPool:
             log_text = log_file.read_text(errors="replace") if log_file.exists() else ""
             raise ServiceStartError(start_failure(name, answer["error"], log_text, source,
                                                   implementation))
-        # verify=False: plain HTTP over a Unix socket; loading the CA bundle for nothing cost
-        # 100-250 ms per server start.
-        client = httpx.AsyncClient(timeout=30.0, trust_env=False, base_url="http://control",
-                                   transport=httpx.AsyncHTTPTransport(uds=str(control_socket),
-                                                                      verify=False),
-                                   headers={CONTROL_HEADER.decode(): token})
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
-                               client, database_url, answer.get("switch", ""),
+                               control_socket, token, database_url, answer.get("switch", ""),
                                float(answer.get("cpu_s", 0.0)))
         self._servers.append(server)  # it answered once it served: no health check needed
         server.handoff = await _connect_handoff(handoff_socket)
@@ -324,9 +375,7 @@ class ServerPool:
             return
         if server in self._servers:
             self._servers.remove(server)
-            await server._client.aclose()
-            if server.handoff is not None:
-                server.handoff.close()
+            await server.close_control()
             if self._launcher is not None and self._launcher.returncode is None:
                 await self._ask({"op": "stop", "pid": server.pid})
             await asyncio.to_thread(self._databases.drop, server.database_url)
@@ -337,9 +386,7 @@ class ServerPool:
             for external in list(self._external):
                 await self.stop(external)
             for server in list(self._servers):
-                await server._client.aclose()
-                if server.handoff is not None:
-                    server.handoff.close()
+                await server.close_control()
             self._servers.clear()
             if self._launcher is not None and self._launcher.returncode is None:
                 assert self._launcher.stdin is not None
