@@ -100,62 +100,20 @@ def _warm_up() -> None:
 
 
 _schemathesis_warm = False
-# One operation with a path parameter and a JSON body: drawing a case imports what a test needs.
-_WARM_UP_DOCUMENT = {
-    "openapi": "3.1.0", "info": {"title": "warm-up", "version": "1"},
-    "paths": {"/items/{id}": {"put": {
-        "parameters": [{"name": "id", "in": "path", "required": True,
-                        "schema": {"type": "integer"}}],
-        "requestBody": {"required": True, "content": {"application/json": {"schema": {
-            "type": "object", "properties": {"name": {"type": "string"}}}}}},
-        "responses": {"200": {"description": "ok"}}}}},
-}
 
 
 def _warm_up_schemathesis() -> None:
-    """Before the first test that imports Schemathesis (the harness says which), imports it here,
-    once, not in every child (1.5 to 4.5 s each on a busy 2-core machine)."""
+    """Before the first test that imports Schemathesis (the harness says which), imports it and
+    fills its and Hypothesis's caches here, once, not in every child (see
+    schemathesis_warm_up)."""
     global _schemathesis_warm
     if _schemathesis_warm:
         return
     _schemathesis_warm = True
-    try:
-        import pyrate_limiter  # noqa: F401 - what sending a generated request imports first
-        import schemathesis
-        from hypothesis import given, settings
-        from schemathesis.specs.openapi import checks  # noqa: F401
+    from restbench.execution import schemathesis_warm_up
 
-        operation = schemathesis.openapi.from_dict(_WARM_UP_DOCUMENT)["/items/{id}"]["PUT"]
-
-        @settings(max_examples=1, database=None, derandomize=True)
-        @given(case=operation.as_strategy())
-        def draw(case: Any) -> None:
-            case.as_transport_kwargs(base_url="http://localhost")
-
-        with tempfile.TemporaryDirectory() as folder:  # any .hypothesis folder goes there
-            here = os.getcwd()
-            os.chdir(folder)
-            try:
-                draw()
-                _scan_modules_for_hypothesis()
-            finally:
-                os.chdir(here)
-    except Exception:  # noqa: BLE001, S110 - not installed or broken: each child imports it
-        pass
+    schemathesis_warm_up.warm_up()
     gc.freeze()
-
-
-def _scan_modules_for_hypothesis() -> None:
-    """Hypothesis draws some values from the constants of the user's own modules; to find them
-    it looks at every loaded module's path once per process (~1,400 modules, 50-100 ms of CPU in
-    each test process). Done here, the children inherit the scan and look only at modules they
-    import. Internal to Hypothesis: where it is missing, each child scans for itself."""
-    try:
-        from hypothesis.internal.conjecture import providers
-
-        providers._get_local_constants()
-    except (ImportError, AttributeError):
-        pass
 
 
 # ----- the test process (pid 1 of the execution's pid namespace) -----
