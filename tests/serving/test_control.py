@@ -4,8 +4,10 @@ server's hand-off channel, the usual road, and over HTTP on its control socket, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -13,11 +15,23 @@ import pytest
 
 from restbench.benchmark import resolve_services
 from restbench.errors import ServiceStartError
+from restbench.execution import channel
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 
 MINI = Path(__file__).parents[1] / "fixtures" / "mini"
 PADDING = "x" * 5000  # 30 such URLs make an answer of ~150 KB, far over one packet (64 KiB)
+
+
+@contextlib.asynccontextmanager
+async def _mini_server(tmp_path: Path) -> AsyncIterator[RunningServer]:
+    """The mini service's original, reset once."""
+    original = implementations_of(resolve_services([str(MINI)])[0])["original"]
+    async with ServerPool(tmp_path / "servers") as pool:
+        server = await pool.start(original)
+        await server.reset()
+        yield server
+        await pool.stop(server)
 
 
 async def _make_exchanges(server: RunningServer, count: int) -> None:
@@ -29,11 +43,8 @@ async def _make_exchanges(server: RunningServer, count: int) -> None:
 
 def test_control_over_the_channel_and_over_http_gives_the_same_answers(tmp_path: Path) -> None:
     async def scenario() -> None:
-        original = implementations_of(resolve_services([str(MINI)])[0])["original"]
-        async with ServerPool(tmp_path / "servers") as pool:
-            server = await pool.start(original)
+        async with _mini_server(tmp_path) as server:
             assert server.handoff is not None
-            await server.reset()
             await _make_exchanges(server, 30)
             over_channel = await server.exchanges()
             assert [e["url"] for e in over_channel] == \
@@ -54,39 +65,31 @@ def test_control_over_the_channel_and_over_http_gives_the_same_answers(tmp_path:
             assert len(await server.exchanges()) == 1
             await server.reset()
             assert await server.exchanges() == []
-            await pool.stop(server)
 
     asyncio.run(scenario())
 
 
 def test_a_late_answer_is_not_taken_for_the_next_request(tmp_path: Path) -> None:
     async def scenario() -> None:
-        original = implementations_of(resolve_services([str(MINI)])[0])["original"]
-        async with ServerPool(tmp_path / "servers") as pool:
-            server = await pool.start(original)
-            await server.reset()
+        async with _mini_server(tmp_path) as server:
             await _make_exchanges(server, 2)
-            with pytest.raises(TimeoutError):  # gives up before the answer comes
-                await server._ask({"control": "busy"}, timeout_s=0)
+            # An answer to an earlier request (its id already used) that its asker gave up on.
+            assert server.handoff is not None
+            channel.send(server.handoff, {"control": "busy", "id": server._asked})
             await asyncio.sleep(0.2)  # the late answer (a number) is waiting on the channel
             exchanges = await server.exchanges()
             assert [e["url"].split("&")[0] for e in exchanges] == \
                 ["/counters/a?n=0", "/counters/a?n=1"]
-            await pool.stop(server)
 
     asyncio.run(scenario())
 
 
 def test_a_dead_server_fails_its_reset_with_its_log(tmp_path: Path) -> None:
     async def scenario() -> None:
-        original = implementations_of(resolve_services([str(MINI)])[0])["original"]
-        async with ServerPool(tmp_path / "servers") as pool:
-            server = await pool.start(original)
-            await server.reset()
+        async with _mini_server(tmp_path) as server:
             os.kill(server.pid, signal.SIGKILL)
             with pytest.raises(ServiceStartError, match="reset failed: reset: "):
                 await server.reset()
             assert await server.exchanges() == []
-            await pool.stop(server)
 
     asyncio.run(scenario())
