@@ -110,9 +110,9 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
             main = importlib.import_module(f"{PACKAGE}.main")
             if warm_up_database is not None:
                 try:
-                    _select_database(warm_up_database)
+                    name = _select_database(warm_up_database)
                     original.app = main.create_app(_without_database(warm_up_database))
-                    original.template_database = os.environ[PG_DATABASE]
+                    original.template_database = name  # only once seeded
                 except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
                     original.warm_error = f"{type(exc).__name__}: {exc}"
             elif warm_up_in is not None:
@@ -199,11 +199,13 @@ def _without_database(url: str) -> str:
     return make_url(url).set(database="").render_as_string(hide_password=False)
 
 
-def _select_database(url: str) -> None:
-    """Makes this process's next PostgreSQL connections without a database name go to `url`'s."""
+def _select_database(url: str) -> str:
+    """Makes this process's next PostgreSQL connections without a database name go to `url`'s
+    database; returns its name."""
     from sqlalchemy.engine import make_url
 
-    os.environ[PG_DATABASE] = str(make_url(url).database)
+    name = os.environ[PG_DATABASE] = str(make_url(url).database)
+    return name
 
 
 def reusable_app(original: Original, switch: str, database_url: str, seeded: bool) -> object:
