@@ -14,3 +14,11 @@ def restbench(*args: str | Path, cwd: Path | None = None,
     return subprocess.run([sys.executable, "-m", "restbench.cli", *map(str, args)],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
                           check=False)
+
+
+def start_interruptible(*args: str | Path, cwd: Path | None = None,
+                        env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`restbench ARGS` in the background, for a test to interrupt (see conftest.py on SIGINT)."""
+    return subprocess.Popen([sys.executable, "-m", "restbench.cli", *map(str, args)],
+                            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)

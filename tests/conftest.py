@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,11 @@ from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# A shell starts a background job (`cmd &`) with SIGINT ignored, and every child inherits that:
+# the tests that stop a run with Ctrl-C would see it shrug the signal off and finish.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class BackgroundService:

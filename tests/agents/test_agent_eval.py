@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from restbench.llm.fake import FakeLLMServer, Reply
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
 
 ROOT = Path(__file__).parents[2]
 LOGIN = "todo_login_users_login_post"
@@ -165,10 +165,8 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
     out = tmp_path / "out"
     with FakeLLMServer(_script(delay_intent="Is alice's todo 2 done?")) as fake:
         env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "restbench.cli", "agent-eval", "-t", str(suite_file),
-             "-s", "todo", "-r", str(out), "-m", "fake-model"],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = start_interruptible("agent-eval", "-t", suite_file, "-s", "todo", "-r", out,
+                                      "-m", "fake-model", cwd=tmp_path, env=env)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             done = out / "results.json"

@@ -7,8 +7,6 @@ import csv
 import json
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +15,7 @@ import pytest
 from restbench.benchmark import Variant
 from restbench.engine import RunConfig, run_benchmark
 from restbench.generators import GeneratorSpec
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 MINI = FIXTURES / "mini"
@@ -127,8 +125,7 @@ def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
     assert reference.returncode == 0, reference.stderr
 
     output = tmp_path / "interrupted"
-    process = subprocess.Popen([sys.executable, "-m", "restbench.cli", *args, "-o", str(output)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start_interruptible(*args, "-o", output)
     store = output / "results.sqlite3"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until some executions, not all, are stored
