@@ -26,7 +26,6 @@ from restbench.execution.limits import (
     MEMORY_LIMIT_BYTES,
     PROCESS_LIMIT,
     SCRATCH_SIZE,
-    TMP_SIZE,
 )
 from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, classify
 from restbench.execution.relay import Relay
@@ -164,7 +163,7 @@ def _ended_reason(status: dict[str, Any] | None) -> str:
 _LIMIT_ERRORS = (
     ("MemoryError", f"memory limit ({MEMORY_LIMIT_BYTES // 1024**3} GiB a process)"),
     ("[Errno 27]", f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"),
-    ("[Errno 28]", f"scratch space limit ({SCRATCH_SIZE} for /scratch, {TMP_SIZE} for /tmp)"),
+    ("[Errno 28]", f"scratch space limit ({SCRATCH_SIZE} for /tmp)"),
     ("[Errno 11] Resource temporarily unavailable", f"process limit ({PROCESS_LIMIT})"),
 )
 

@@ -5,6 +5,5 @@ MEMORY_LIMIT_BYTES = 2 * 1024**3  # address space of each process
 FILE_SIZE_LIMIT_BYTES = 64 * 1024**2  # each file written, the output included
 PROCESS_LIMIT = 64
 OPEN_FILES_LIMIT = 1024
-# tmpfs sizes: the test's writable space is memory, so it is bounded.
-SCRATCH_SIZE = "256m"
-TMP_SIZE = "256m"
+# The size of the test's writable /tmp: a tmpfs, memory, so it is bounded.
+SCRATCH_SIZE = "512m"

@@ -4,8 +4,9 @@
 /usr, the Python installation and its packages) and which it must not (restbench's benchmark data,
 masked even though the package itself is importable). `build_root` runs in the execution's
 child, in fresh user, mount, pid, network, IPC and UTS namespaces: a new root on tmpfs holding
-read-only bind mounts of the view, a synthetic /etc, a minimal /dev, its own /proc, and private
-writable /scratch and /tmp, all of which vanish with the namespaces when the execution ends.
+read-only bind mounts of the view, a synthetic /etc, a minimal /dev, its own /proc, and a private
+writable /tmp (the working and home folder), all of which vanish with the namespaces when the
+execution ends.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from typing import Any
 import pytest
 
 from restbench.execution import namespaces as ns
-from restbench.execution.limits import SCRATCH_SIZE, TMP_SIZE
+from restbench.execution.limits import SCRATCH_SIZE
 from restbench.execution.outcome import TestReport
 
 MESSAGE_LIMIT = 500
 REPORT_LIMIT = 200
 
-SCRATCH = "/scratch"
+# The working folder: a path that exists outside too, so that pytest can be configured in the
+# worker for the test processes (see execution.preconfigured).
+SCRATCH = "/tmp"
 SANDBOX_UID = 1000
 SANDBOX_USER = "sandbox"
 NOBODY = "nobody"
@@ -119,14 +122,15 @@ def _tmpfs(target: str, options: str, flags: int = ns.MS_NOSUID | ns.MS_NODEV) -
     ns.mount("tmpfs", target, "tmpfs", flags, options)
 
 
-def build_root(view: SandboxView, root: str, files: dict[str, bytes]) -> None:
+def build_root(view: SandboxView, root: str) -> None:
     """Builds the sandbox's file system at `root` and makes it `/`. Must run as the first
     process of the new pid namespace (for /proc) while it still holds its capabilities."""
     ns.mount(None, "/", None, ns.MS_REC | ns.MS_PRIVATE)
     _tmpfs(root, f"size={ROOT_SIZE},mode=0755")
     # The private /tmp first: the Python installation may itself live under /tmp (a virtual
     # environment in a clone there), and its bind mount must land on top of it, not under it.
-    _tmpfs(_inside(root, "/tmp"), f"size={TMP_SIZE},mode=1777")
+    _tmpfs(_inside(root, SCRATCH), f"size={SCRATCH_SIZE},mode=1777")
+    os.chown(_inside(root, SCRATCH), SANDBOX_UID, SANDBOX_UID)
     for path in view.binds:
         _bind_read_only(path, _inside(root, path))
     for path in view.masked:
@@ -145,12 +149,6 @@ def build_root(view: SandboxView, root: str, files: dict[str, bytes]) -> None:
                  ns.MS_NOSUID | ns.MS_NODEV | ns.MS_NOEXEC)
     except ns.NamespaceError:
         pass  # a host that hides parts of its /proc refuses a new one: the test gets none
-    _tmpfs(_inside(root, SCRATCH), f"size={SCRATCH_SIZE},mode=0755")
-    for name, content in files.items():
-        with open(_inside(root, f"{SCRATCH}/{name}"), "wb") as file:
-            file.write(content)
-        os.chown(_inside(root, f"{SCRATCH}/{name}"), SANDBOX_UID, SANDBOX_UID)
-    os.chown(_inside(root, SCRATCH), SANDBOX_UID, SANDBOX_UID)
     for path in ("/run", "/home", "/var/tmp"):
         os.makedirs(_inside(root, path), exist_ok=True)
     os.chdir(root)

@@ -32,6 +32,7 @@ import socket
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,10 @@ from restbench.execution.limits import (
     OPEN_FILES_LIMIT,
     PROCESS_LIMIT,
 )
+from restbench.execution.preconfigured import PreconfiguredPytest
 from restbench.execution.sandbox import ReportCollector, SandboxView
 from restbench.runners import PYTEST
+from restbench.runners.base import Runner
 from restbench.runners.sandboxed import run_tool, tool_runner
 
 PACKET_LIMIT = 65536
@@ -132,20 +135,46 @@ def _limit_resources(timeout_s: float, address_space: int | None = None) -> None
         resource.setrlimit(limit, value)
 
 
+@dataclass
+class _Execution:
+    """What a test process runs, once its request has come."""
+
+    request: dict[str, Any]
+    test_name: str
+    workdir: str
+    environment: dict[str, str]
+    output: int
+    report: int
+    runner: Runner | None
+
+
+class _ExecutionArrived(BaseException):
+    """Raised in a test process once its test file is in place. It unwinds the worker's loop
+    (the frames the process inherited, closing its copies of the worker's sockets on the way) up
+    to `main`, which runs the test: in the session the worker configured (see
+    execution.preconfigured) or, without the sandbox, in a fresh one."""
+
+    def __init__(self, execution: _Execution) -> None:
+        super().__init__()
+        self.execution = execution
+
+
 def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: str,
                   output: int, report: int) -> None:
-    """Builds the sandbox, then waits for the execution it is for: prepared ahead, it costs
-    the execution nothing but the test itself."""
+    """Builds the sandbox, then waits for the execution it is for (prepared ahead, it costs
+    the execution nothing but the test itself) and raises `_ExecutionArrived`. Returns when the
+    worker closes without using it."""
     from restbench.execution import namespaces
 
     namespaces.die_with_parent(signal.SIGKILL)
     os.setsid()
     if view is not None:
-        sandbox.build_root(view, mount_point, {"pytest.ini": PYTEST_INI})
+        sandbox.build_root(view, mount_point)
         socket.sethostname("sandbox")
         sandbox.become_sandbox_user()
     feed.send(b"ready")
     data, fds, _, _ = socket.recv_fds(feed, PACKET_LIMIT, 1)
+    feed.close()
     if not data:
         return  # not used: the worker is closing
     request = json.loads(data)
@@ -155,7 +184,6 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
     test_name = request["test_name"]
     if view is not None:
         workdir = sandbox.SCRATCH
-        Path(workdir, test_name).write_bytes(code)
         base_url = f"http://localhost:{sandbox.CANONICAL_PORT}"
         environment = {"HOME": workdir, "TMPDIR": "/tmp", "USER": sandbox.SANDBOX_USER}
     else:
@@ -164,38 +192,68 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
         workdir = request["workdir"]
         os.chdir(workdir)
         Path(workdir, "pytest.ini").write_bytes(PYTEST_INI)
-        Path(workdir, test_name).write_bytes(code)
         redirect_canonical_port(sandbox.CANONICAL_PORT, int(request["redirect_port"]))
         base_url = f"http://127.0.0.1:{request['redirect_port']}"
         environment = {"HOME": workdir, "TMPDIR": workdir}
+    Path(workdir, test_name).write_bytes(code)
     del code
     runner = tool_runner(request.get("runner", PYTEST))
     _limit_resources(float(request["timeout_s"]),
                      runner.address_space_bytes if runner is not None else None)
+    raise _ExecutionArrived(_Execution(request, test_name, workdir,
+                                       {**environment, "BASE_URL": base_url}, output, report,
+                                       runner))
+
+
+def _enter(execution: _Execution, keep: set[int]) -> None:
+    """The test process's last steps before its test: the output on stdout and stderr, nothing
+    on stdin, every other file descriptor closed but `keep`, the clean environment. A tool
+    runner's command runs here, to its end."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
-    os.closerange(3, report)
-    os.closerange(report + 1, 65536)  # also any opened before the limit was lowered
+    os.dup2(execution.output, 1)
+    os.dup2(execution.output, 2)
+    _close_all_but({execution.output, execution.report, *keep})
     os.environ.clear()
-    os.environ.update(request["env"])
-    os.environ.update(environment, BASE_URL=base_url)
-    if runner is not None:  # a tool (node, newman): it runs as this process's child
-        _write_report(report, run_tool(runner, request["command"], workdir, request["nonce"]))
-        return
+    os.environ.update(execution.request["env"])
+    os.environ.update(execution.environment)
+    if execution.runner is not None:  # a tool (node, newman): it runs as this process's child
+        _write_report(execution.report, run_tool(execution.runner, execution.request["command"],
+                                                 execution.workdir,
+                                                 execution.request["nonce"]))
+        os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Closes file descriptors 3 and up but `keep` (also any above the lowered limit)."""
+    low = 3
+    for fd in sorted(fd for fd in keep if fd >= low):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+
+
+def _run_pytest_afresh(execution: _Execution) -> None:
+    """Without the sandbox each execution has its own folder, so pytest is configured here."""
     collector = ReportCollector()
     try:
-        exit_code = int(pytest.main([test_name, "--rootdir", workdir, "-c", "pytest.ini",
-                                     *PYTEST_ARGS], plugins=[collector]))
+        exit_code = int(pytest.main([execution.test_name, "--rootdir", execution.workdir, "-c",
+                                     "pytest.ini", *PYTEST_ARGS], plugins=[collector]))
     except BaseException as exc:  # noqa: BLE001 - the test broke pytest itself
-        _write_report(report, {"nonce": request["nonce"],
-                               "crashed": f"{type(exc).__name__}: {exc}"[:500]})
+        _report_crash(execution, exc)
         return
-    payload = {"nonce": request["nonce"], "exit_code": exit_code,
-               "tests": [t.__dict__ for t in collector.tests],
-               "collect_errors": collector.collect_errors}
-    _write_report(report, payload)
+    _report_results(execution, exit_code, collector)
+
+
+def _report_results(execution: _Execution, exit_code: int, collector: ReportCollector) -> None:
+    _write_report(execution.report, {"nonce": execution.request["nonce"], "exit_code": exit_code,
+                                     "tests": [t.__dict__ for t in collector.tests],
+                                     "collect_errors": collector.collect_errors})
+
+
+def _report_crash(execution: _Execution, exc: BaseException) -> None:
+    _write_report(execution.report, {"nonce": execution.request["nonce"],
+                                     "crashed": f"{type(exc).__name__}: {exc}"[:500]})
 
 
 def _write_report(fd: int, payload: dict[str, Any]) -> None:
@@ -247,12 +305,13 @@ def _first_child(link: socket.socket, feed: socket.socket, view: SandboxView | N
             for sock in listeners:
                 sock.close()
             _test_process(feed, view, mount_point, output, report)
+        except _ExecutionArrived:
+            raise
         except BaseException as exc:  # noqa: BLE001 - any failure is the execution's error
             with contextlib.suppress(OSError):
                 feed.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
                 _write_report(report, {"sandbox_error": f"{type(exc).__name__}: {exc}"})
-        finally:
-            os._exit(0)
+        os._exit(0)
     feed.close()
     socket.send_fds(link, [json.dumps({"pid": pid}).encode()], [s.fileno() for s in listeners])
     for sock in listeners:
@@ -288,12 +347,13 @@ class _Sandbox:
                 self.feed.close()
                 _first_child(child_link, child_feed, view, mount_point, self.output,
                              self.report)
+            except _ExecutionArrived:
+                raise  # in the test process, forked inside
             except BaseException as exc:  # noqa: BLE001 - reported to the worker, never raised
                 with contextlib.suppress(OSError):
                     child_link.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"})
                                     .encode())
-            finally:
-                os._exit(0)
+            os._exit(0)
         child_link.close()
         child_feed.close()
         self.pidfd = os.pidfd_open(self.first)
@@ -377,16 +437,9 @@ class _Sandbox:
         self.feed.close()
 
 
-def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    channel = socket.socket(fileno=int(sys.argv[1]))
-    mount_point = sys.argv[2]
-    isolated = sys.argv[3] == "1"
-    here = os.getcwd()
-    sys.path[:] = [entry for entry in sys.path if entry and entry != here]
-    view = SandboxView.for_this_interpreter() if isolated else None
-    _warm_up()
-    gc.freeze()  # forked children then skip the warm objects when they collect
+def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -> None:
+    """The worker's loop: one execution per request, each in a sandbox prepared ahead. Returns
+    when the harness is gone. In a test process forked inside, raises `_ExecutionArrived`."""
     try:
         prepared: _Sandbox | None = _Sandbox(view, mount_point)
     except (SandboxFailed, OSError) as exc:
@@ -427,6 +480,49 @@ def main() -> None:
             prepared = _Sandbox(view, mount_point)  # while the harness reads the results
         except (SandboxFailed, OSError):
             prepared = None  # tried again when the next request comes
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    mount_point = sys.argv[2]
+    isolated = sys.argv[3] == "1"
+    here = os.getcwd()
+    sys.path[:] = [entry for entry in sys.path if entry and entry != here]
+    view = SandboxView.for_this_interpreter() if isolated else None
+    _warm_up()
+    gc.freeze()  # forked children then skip the warm objects when they collect
+
+    def serve() -> _Execution | None:
+        try:
+            _serve(channel, view, mount_point)
+        except _ExecutionArrived as arrived:
+            channel.close()  # a test process: its copy of the harness's channel goes first
+            return arrived.execution
+        return None
+
+    if view is None:
+        execution = serve()
+        if execution is not None:
+            _enter(execution, set())
+            _run_pytest_afresh(execution)
+            os._exit(0)
+        return
+    collector = ReportCollector()
+    session: PreconfiguredPytest[_Execution] = PreconfiguredPytest(sandbox.SCRATCH, PYTEST_ARGS,
+                                                                   [collector])
+    try:
+        exit_code = session.run(serve, _enter)
+    except BaseException as exc:  # the test broke pytest itself, or the worker failed
+        if session.started is None:
+            raise
+        _report_crash(session.started, exc)
+        os._exit(0)
+    if session.started is None:  # still the worker: pytest stopped before the hook
+        sys.stderr.write(f"pytest could not be configured (exit code {exit_code})\n")
+        return
+    _report_results(session.started, exit_code, collector)
+    os._exit(0)
 
 
 if __name__ == "__main__":

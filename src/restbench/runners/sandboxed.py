@@ -15,7 +15,7 @@ from restbench.runners.base import PYTEST, Runner
 from restbench.runners.registry import load_runner
 
 REPORT_FILE = ".restbench-report"
-SCRATCH = "/scratch"  # the sandbox's working folder (execution.sandbox.SCRATCH)
+SCRATCH = "/tmp"  # the sandbox's working folder (execution.sandbox.SCRATCH)
 REPORT_LIMIT_BYTES = 8 * 1024**2
 
 
