@@ -45,6 +45,8 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
            "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
            "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11",
+           # The thread pool of sync endpoints: imported on the first request otherwise.
+           "anyio._backends._asyncio",
            # PostgreSQL: the driver and SQLAlchemy's dialect for it (absent: SQLite only).
            "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
 START_TIMEOUT_S = 30.0

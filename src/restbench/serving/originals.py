@@ -2,7 +2,8 @@
 mutant inside each forked server child.
 
 The launcher imports a service's original `app` package once (and runs `create_app` once on a
-scratch SQLite file, so that per-process caches such as seeded password hashes are warm), then
+scratch SQLite file and builds the app's OpenAPI document, so that per-process caches such as
+seeded password hashes and FastAPI's per-route state are warm), then
 keeps its modules aside. A child forked for an implementation of that service puts them back and
 applies the implementation's edit (one file, see `mutation.apply`) in the cheapest way that gives
 exactly the edited behaviour:
@@ -112,6 +113,7 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
                 try:
                     name = _select_database(warm_up_database)
                     original.app = main.create_app(_without_database(warm_up_database))
+                    original.app.openapi()
                     original.template_database = name  # only once seeded
                 except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
                     original.warm_error = f"{type(exc).__name__}: {exc}"
@@ -120,6 +122,10 @@ def load(root: Path, warm_up_in: Path | None, warm_up_database: str | None = Non
                 os.chdir(warm_up_in)
                 try:
                     original.app = main.create_app(WARM_UP_URL)
+                    # Builds what FastAPI otherwise builds on a route's first request (its
+                    # dependencies, pydantic adapters), once here for every server. What of the
+                    # app runs in it counts as run, as the rest of the warm-up does.
+                    original.app.openapi()
                     if (warm_up_in / SQLITE_FILE).is_file():
                         original.template = warm_up_in / SQLITE_FILE
                 except Exception as exc:  # noqa: BLE001 - the child reports it, with its log
