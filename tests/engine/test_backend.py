@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
+from typing import Any
 
 from restbench.benchmark import load_service
 from restbench.engine.backend import LocalBackend
@@ -120,5 +122,63 @@ def test_a_warm_server_that_died_is_replaced(tmp_path: Path) -> None:
                                   lambda job, result: results.append(result.outcome))
             assert results == [Outcome.PASS, Outcome.PASS]
             assert backend.starts == 2
+
+    asyncio.run(scenario())
+
+
+class _TimedPool(ServerPool):
+    """A pool that notes when each server start begins."""
+
+    started: dict[str, float]
+
+    async def start(self, implementation: Any, replica: int = 0) -> Any:
+        self.started = getattr(self, "started", {})
+        self.started.setdefault(implementation.id, time.monotonic())
+        return await super().start(implementation, replica)
+
+
+SLOW = "import time\n\ndef test_slowly():\n    time.sleep(1.5)\n"
+
+
+def test_the_next_server_starts_while_the_last_job_of_its_lane_runs(tmp_path: Path) -> None:
+    """One lane: the mutant's server starts during the original's (slow) execution, not after
+    it; the mutant's job still runs on a server reset just before, and is scored as ever."""
+    original, mutant = _jobs(MINI, "original", "MINI-02-M1")
+    finished: dict[str, float] = {}
+    outcomes: dict[str, str] = {}
+
+    def done(job: Job, result: ExecutionResult) -> None:
+        finished[job.implementation.id] = time.monotonic()
+        outcomes[job.implementation.id] = result.outcome.value
+
+    async def scenario() -> None:
+        async with _TimedPool(tmp_path / "servers") as pool, \
+                Executor(1, 30, tmp_path / "exec") as executor, \
+                LocalBackend(pool, executor) as backend:
+            slow = Job(SLOW, original.implementation, "slow")
+            assert await backend.execute([slow, mutant], done) == {}
+            assert pool.started["MINI-02-M1"] < finished["original"]
+            assert outcomes == {"original": "pass", "MINI-02-M1": "fail"}
+
+    asyncio.run(scenario())
+
+
+def test_a_free_lane_takes_over_what_a_busy_lane_chose_ahead(tmp_path: Path) -> None:
+    """Two lanes, three implementations: the lane on the slow original chose the last one ahead;
+    the other lane, done with its own, takes it over instead of ending."""
+    original, first, last = _jobs(MINI, "original", "MINI-02-M1", "MINI-02-M2")
+    finished: dict[str, float] = {}
+
+    def done(job: Job, result: ExecutionResult) -> None:
+        finished[job.implementation.id] = time.monotonic()
+
+    async def scenario() -> None:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(2, 30, tmp_path / "exec") as executor, \
+                LocalBackend(pool, executor) as backend:
+            slow = Job(SLOW, original.implementation, "slow")
+            assert await backend.execute([slow, first, last], done) == {}
+            assert finished["MINI-02-M2"] < finished["original"]
+            assert backend.starts == 3
 
     asyncio.run(scenario())
