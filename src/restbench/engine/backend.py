@@ -221,11 +221,10 @@ class LocalBackend:
                     choice = None if lane.next is not None else self._choose()
                     if choice is None and lane.next is None:
                         # Nothing left to choose: take over what a busy lane chose ahead.
-                        lane.next = next((other.next for other in self._lanes
-                                          if other is not lane and other.next is not None), None)
                         for other in self._lanes:
-                            if other is not lane and other.next is lane.next:
-                                other.next = None
+                            if other is not lane and other.next is not None:
+                                lane.next, other.next = other.next, None
+                                break
                     if lane.next is not None:
                         key, lane.server, lane.starting = lane.next
                         lane.next = None

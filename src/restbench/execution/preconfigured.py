@@ -49,6 +49,7 @@ class PreconfiguredPytest(Generic[Start]):
         self._known_fds: set[int] = set()
         self._saved_stdio: tuple[int, int] = (1, 2)
         self._stdio_identity: tuple[int, int] = (0, 0)
+        self._devnull_device = 0
         self._home = ""
 
     def run(self, serve: Callable[[], Start | None],
@@ -61,6 +62,7 @@ class PreconfiguredPytest(Generic[Start]):
         self._known_fds = _open_fds()
         stdio = os.memfd_create("pytest-stdio")
         self._stdio_identity = _identity(stdio)
+        self._devnull_device = os.stat(os.devnull).st_rdev
         self._saved_stdio = (os.dup(1), os.dup(2))
         self._known_fds |= {stdio, *self._saved_stdio}
         for fd in (1, 2):
@@ -96,7 +98,7 @@ class PreconfiguredPytest(Generic[Start]):
         if (info.st_dev, info.st_ino) == self._stdio_identity:
             os.dup2(output, fd)  # pytest's saved stdout or stderr, the fault handler's copy
             return
-        if stat.S_ISCHR(info.st_mode) and info.st_rdev == os.stat(os.devnull).st_rdev:
+        if stat.S_ISCHR(info.st_mode) and info.st_rdev == self._devnull_device:
             return  # where pytest sends what nobody reads (logging's file, the capture's stdin)
         if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
             fresh = os.memfd_create("capture")  # a capture file, shared with the worker
