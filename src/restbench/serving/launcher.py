@@ -39,13 +39,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from restbench.serving import originals
+from restbench.serving import inline_sync, originals
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
            "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
-           "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11",
-           # The thread pool of sync endpoints: imported on the first request otherwise.
+           "uvicorn.protocols.http.h11_impl", "uvicorn.lifespan.on", "h11", "uvicorn.loops.asyncio",
+           "fastapi.telemetry._runtime",  # imported by FastAPI's lifespan
+           # anyio's asyncio backend (cancel scopes, task groups): imported on the first request
+           # otherwise.
            "anyio._backends._asyncio",
            # PostgreSQL: the driver and SQLAlchemy's dialect for it (absent: SQLite only).
            "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
@@ -67,6 +69,7 @@ def _preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    inline_sync.install()
 
 
 def _die_with_parent() -> None:
@@ -140,7 +143,10 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         os.write(report_fd, json.dumps(answer).encode())
         os.close(report_fd)
 
-    config = uvicorn.Config(controlled, log_level="warning", access_log=False, lifespan="on")
+    # Named, not "auto": auto probes for uvloop, httptools and websockets in every child (a
+    # failed import scans all of sys.path) and would serve differently where they are installed.
+    config = uvicorn.Config(controlled, loop="asyncio", http="h11", ws="none", lifespan="on",
+                            log_level="warning", access_log=False)
     server = _handing_off_server_class()(config, controlled, handoff, report_started)
     server.run(sockets=[sock, control])
     if not server.reported:

@@ -68,11 +68,16 @@ class Original:
     template_database: str | None = None
     # file relative to root -> its function bodies and skeleton (see `prepare`)
     parsed: dict[str, tuple[dict[str, str] | None, str]] = field(default_factory=dict)
+    # module name -> the package modules it imports (see `prepare`)
+    imports: dict[str, set[str]] | None = None
 
 
 def prepare(original: Original, changed: list[str]) -> None:
-    """Parses the original of each changed file once, in the launcher, so that the children
-    forked for mutants of that file only parse their own version."""
+    """Parses the original of each changed file, and every module for its imports, once, in
+    the launcher, so that the children forked for mutants only parse their own version."""
+    if changed and original.imports is None:
+        original.imports = {module_name: _imports_of(module_name, module)
+                            for module_name, module in original.modules.items()}
     for relative in changed:
         if relative not in original.parsed:
             try:
@@ -260,7 +265,7 @@ def _activate(original: Original, source: Path, changed: list[str]) -> str:
             for function in functions:
                 function.__code__ = code
         return PATCH
-    affected = _importers(modules, name)
+    affected = _importers(original, name)
     if any(_defines_mapped_classes(modules[n]) for n in affected):
         return FULL
     sys.modules.update({n: m for n, m in modules.items() if n not in affected})
@@ -380,10 +385,12 @@ def _code_objects(code: types.CodeType) -> Iterator[tuple[str, types.CodeType]]:
 # --- reimport: the edited module and its importers --------------------------------------------
 
 
-def _importers(modules: dict[str, types.ModuleType], name: str) -> set[str]:
+def _importers(original: Original, name: str) -> set[str]:
     """`name` and every package module that imports it, directly or through others."""
-    imports = {module_name: _imports_of(module_name, module)
-               for module_name, module in modules.items()}
+    imports = original.imports
+    if imports is None:  # not prepared in the launcher
+        imports = {module_name: _imports_of(module_name, module)
+                   for module_name, module in original.modules.items()}
     affected = {name}
     grew = True
     while grew:
