@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,16 @@ def test_unknown_service_and_generator(mini_service: Path) -> None:
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "files",
                                        "-a", "dir=/does/not/exist"))
     assert "/does/not/exist is not a folder" in message
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_two_services_of_one_name_are_refused(mini_service: Path, tmp_path: Path,
+                                              command: str) -> None:
+    twin = tmp_path / "twin"
+    shutil.copytree(mini_service, twin)
+    message = one_line_error(restbench(command, "-s", mini_service, "-s", twin))
+    assert str(twin / "requirements.yaml") in message
+    assert f"service 'mini' has the name of {mini_service}" in message
 
 
 def test_a_mutant_whose_id_is_not_its_requirements(mini_service: Path) -> None:

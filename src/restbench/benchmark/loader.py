@@ -39,7 +39,14 @@ def resolve_services(names: Iterable[str] | None) -> list[Service]:
                 raise DataError(f"unknown service '{name}': not a built-in ({known}) "
                                 f"and not a folder with a {DATA_FILE}")
             path = builtin
-        services.append(load_service(path))
+        service = load_service(path)
+        same = next((other for other in services if other.name == service.name), None)
+        if same is not None and same.root.resolve() != service.root.resolve():
+            # Servers, mutant copies and databases are named by service: two would mix.
+            raise DataError(f"{service.data_file}: service '{service.name}' has the name of "
+                            f"{same.root}; give one of them another `service:` name")
+        if same is None:
+            services.append(service)
     return services
 
 

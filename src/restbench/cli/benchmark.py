@@ -21,6 +21,7 @@ from restbench.cli.common import (
     generator_specs,
     llm_config_option,
     main,
+    print_notice,
     progress,
     requirement_option,
     run_async,
@@ -35,7 +36,9 @@ from restbench.engine import (
     run_benchmark,
     validate_service,
 )
+from restbench.engine.backend import ExecutionBackend
 from restbench.engine.flaky import flaky_outcomes
+from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
 from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
@@ -90,47 +93,64 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
     except RestbenchError as exc:
         fail(str(exc))
     if repeat > 1:
-        sys.exit(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
-                                      not no_sandbox, ray))
+        sys.exit(run_async(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
+                                                not no_sandbox, ray)))
+    sys.exit(run_async(_validate_each(chosen, workers, timeout_s, database, not no_sandbox,
+                                      ray)))
+
+
+async def _validate_each(services: list[Service], workers: int | None, timeout_s: float,
+                         database: str, sandbox: bool, ray: str | None) -> int:
+    """The services one after the other, on one set of servers and test workers."""
     all_ok = True
-    for service in chosen:
-        with progress() as handle:
-            report = run_async(validate_service(service, workers=workers, timeout_s=timeout_s,
-                                                 database=database, sandbox=not no_sandbox,
-                                                 ray=ray, on_event=handle))
-        console.print(validation_table(report))
-        for problem in report.service_problems:
-            errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
-        console.print(report.summary(), highlight=False)
-        all_ok &= report.ok
-    sys.exit(0 if all_ok else 1)
+    async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
+                                       sandbox=sandbox, ray=ray,
+                                       on_event=print_notice) as backend:
+        for service in services:
+            with progress() as handle:
+                report = await validate_service(service, database=database, on_event=handle,
+                                                backend=backend)
+            console.print(validation_table(report))
+            for problem in report.service_problems:
+                errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+            console.print(report.summary(), highlight=False)
+            all_ok &= report.ok
+    return 0 if all_ok else 1
 
 
-def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
-                         timeout_s: float, database: str, sandbox: bool,
-                         ray: str | None = None) -> int:
+async def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,
+                               timeout_s: float, database: str, sandbox: bool,
+                               ray: str | None = None) -> int:
     """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
     bad = False
-    for service in services:
-        reports = []
-        for number in range(1, repeat + 1):
-            with progress() as handle:
-                reports.append(run_async(validate_service(
-                    service, workers=workers, timeout_s=timeout_s, database=database,
-                    sandbox=sandbox, ray=ray, on_event=handle)))
-            console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
-                          f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
-            for problem in reports[-1].problems:  # at once: a long run may be stopped early
-                console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
-                              highlight=False)
-        flaky = flaky_outcomes(reports)
-        for item in flaky:
-            console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
-        unsound = sum(not report.ok for report in reports)
-        console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
-                      f"repetitions; {unsound} repetition(s) with problems", highlight=False)
-        bad |= bool(flaky) or bool(unsound)
+    async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
+                                       sandbox=sandbox, ray=ray,
+                                       on_event=print_notice) as backend:
+        for service in services:
+            bad |= await _repeat_one(service, repeat, database, backend)
     return 1 if bad else 0
+
+
+async def _repeat_one(service: Service, repeat: int, database: str,
+                      backend: ExecutionBackend) -> bool:
+    """Whether any outcome of `service` changed, or any repetition found a problem."""
+    reports = []
+    for number in range(1, repeat + 1):
+        with progress() as handle:
+            reports.append(await validate_service(service, database=database, on_event=handle,
+                                                  backend=backend))
+        console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
+                      f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
+        for problem in reports[-1].problems:  # at once: a long run may be stopped early
+            console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
+                          highlight=False)
+    flaky = flaky_outcomes(reports)
+    for item in flaky:
+        console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
+    unsound = sum(not report.ok for report in reports)
+    console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
+                  f"repetitions; {unsound} repetition(s) with problems", highlight=False)
+    return bool(flaky) or bool(unsound)
 
 
 @main.command()

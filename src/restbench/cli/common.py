@@ -66,6 +66,12 @@ def progress() -> Iterator[Callable[[Event], None]]:
         yield handle
 
 
+def print_notice(event: Event) -> None:
+    """The notices of work that has no progress bar of its own (starting servers and workers)."""
+    if isinstance(event, Notice):
+        errors.print(f"[yellow]note:[/] {escape(event.message)}", highlight=False)
+
+
 # What `restbench run` scores when no generator is named: the reference and the no-LLM baselines.
 DEFAULT_GENERATORS = ("golden", "status-oracle", "schema-oracle", "schemathesis")
 

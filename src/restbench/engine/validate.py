@@ -6,13 +6,15 @@ passes on every benign variant; every mutant and benign variant applies and star
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from restbench.benchmark.models import Service
-from restbench.engine.backend import LocalBackend
+from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import Job, open_executor
 from restbench.errors import MutationError
@@ -82,13 +84,42 @@ def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, 
     return usable, broken
 
 
+@contextlib.asynccontextmanager
+async def open_validation_backend(*, workers: int | None = None, timeout_s: float = 30.0,
+                                  database: DatabaseChoice | str = "sqlite",
+                                  sandbox: bool = True, ray: str | None = None,
+                                  on_event: EventHandler = ignore,
+                                  ) -> AsyncIterator[ExecutionBackend]:
+    """The servers and test workers that validate runs on (`database`: `sqlite`, `postgres` or a
+    PostgreSQL URL; `ray`: an address or `auto`, to run on that Ray cluster's nodes). Opened once
+    for several services, its launcher, workers and warm-ups are paid once."""
+    database = DatabaseChoice.parse(database)
+    with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
+        if ray is not None:
+            from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
+
+            async with open_ray_backend(ray, database=database, workers=workers,
+                                        timeout_s=timeout_s, sandbox=sandbox, trusted_only=True,
+                                        on_event=on_event) as backend:
+                yield backend
+        else:
+            async with ServerPool(Path(scratch) / "servers", database) as pool, \
+                    open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
+                                  trusted_only=True, on_event=on_event) as executor, \
+                    LocalBackend(pool, executor) as local:
+                yield local
+
+
 async def validate_service(service: Service, *, workers: int | None = None,
                            timeout_s: float = 30.0, database: DatabaseChoice | str = "sqlite",
                            sandbox: bool = True, ray: str | None = None,
-                           on_event: EventHandler = ignore) -> ValidationReport:
+                           on_event: EventHandler = ignore,
+                           backend: ExecutionBackend | None = None) -> ValidationReport:
     """Runs every golden test on the original, its mutants and the benign variants, with every
     server on `database` (`sqlite`, `postgres` or a PostgreSQL URL); with `ray` (an address or
-    `auto`) on the nodes of that Ray cluster."""
+    `auto`) on the nodes of that Ray cluster. With `backend` (from `open_validation_backend`,
+    opened with the same `database`), on that one; the other options then only name the
+    database."""
     database = DatabaseChoice.parse(database)
     require_support(service, database)
     started = time.perf_counter()
@@ -124,20 +155,13 @@ async def validate_service(service: Service, *, workers: int | None = None,
         on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
 
     on_event(PhaseStarted("execute", len(jobs)))
-    with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
-        if ray is not None:
-            from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
-
-            async with open_ray_backend(ray, database=database, workers=workers,
-                                        timeout_s=timeout_s, sandbox=sandbox, trusted_only=True,
-                                        on_event=on_event) as backend:
-                failures = await backend.execute(jobs, record)
-        else:
-            async with ServerPool(Path(scratch) / "servers", database) as pool, \
-                    open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
-                                  trusted_only=True, on_event=on_event) as executor, \
-                    LocalBackend(pool, executor) as backend:
-                failures = await backend.execute(jobs, record)
+    if backend is not None:
+        failures = await backend.execute(jobs, record)
+    else:
+        async with open_validation_backend(workers=workers, timeout_s=timeout_s,
+                                           database=database, sandbox=sandbox, ray=ray,
+                                           on_event=on_event) as own:
+            failures = await own.execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     storage = "its own storage" if service.manifest is not None and \
