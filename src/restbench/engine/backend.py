@@ -302,10 +302,9 @@ class LocalBackend:
             if lane.server is None and lane.starting is not None:
                 starting, lane.starting = lane.starting, None
                 lane.server = await starting  # started and reset ahead, nothing ran on it since
-            elif lane.server is None:
-                lane.server = await self._start(job)
-                await self._reset(lane, job)
             else:
+                if lane.server is None:
+                    lane.server = await self._start(job)
                 await self._reset(lane, job)
         except ServiceStartError as exc:
             self._fail_queue(_key(job.implementation), entry, exc)

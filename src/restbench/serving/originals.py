@@ -75,9 +75,8 @@ class Original:
 def prepare(original: Original, changed: list[str]) -> None:
     """Parses the original of each changed file, and every module for its imports, once, in
     the launcher, so that the children forked for mutants only parse their own version."""
-    if changed and original.imports is None:
-        original.imports = {module_name: _imports_of(module_name, module)
-                            for module_name, module in original.modules.items()}
+    if changed:
+        _import_graph(original)
     for relative in changed:
         if relative not in original.parsed:
             try:
@@ -385,12 +384,18 @@ def _code_objects(code: types.CodeType) -> Iterator[tuple[str, types.CodeType]]:
 # --- reimport: the edited module and its importers --------------------------------------------
 
 
+def _import_graph(original: Original) -> dict[str, set[str]]:
+    """Module name -> the modules it imports, parsed once per original (in the launcher, where
+    `prepare` asks for it first)."""
+    if original.imports is None:
+        original.imports = {module_name: _imports_of(module_name, module)
+                            for module_name, module in original.modules.items()}
+    return original.imports
+
+
 def _importers(original: Original, name: str) -> set[str]:
     """`name` and every package module that imports it, directly or through others."""
-    imports = original.imports
-    if imports is None:  # not prepared in the launcher
-        imports = {module_name: _imports_of(module_name, module)
-                   for module_name, module in original.modules.items()}
+    imports = _import_graph(original)
     affected = {name}
     grew = True
     while grew:
