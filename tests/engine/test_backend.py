@@ -182,3 +182,13 @@ def test_a_free_lane_takes_over_what_a_busy_lane_chose_ahead(tmp_path: Path) -> 
             assert backend.starts == 3
 
     asyncio.run(scenario())
+
+
+
+def test_the_default_is_one_more_lane_than_cpus(tmp_path: Path) -> None:
+    """A lane also waits (resets, relays, the harness): by default the executor, and so the
+    backend, runs one execution more at a time than the machine has CPUs."""
+    lanes = (os.cpu_count() or 1) + 1
+    assert Executor().size == lanes
+    assert LocalBackend(ServerPool(tmp_path / "srv"), Executor()).size == lanes
+    assert Executor(workers=1).size == 1
