@@ -19,10 +19,10 @@ from restbench.serving.proxy import RecordingProxy
 
 class _Upstream(BaseHTTPRequestHandler):
     """Answers every request with what it received; sets a session cookie on /login; answers
-    /chunked in chunks; closes a connection left idle for 0.3 s (as Node does after 5 s)."""
+    /chunked in chunks; closes a connection left idle for 1 s (as Node does after 5 s)."""
 
     protocol_version = "HTTP/1.1"
-    timeout = 0.3  # idle kept-alive connections end after this
+    timeout = 1.0  # idle kept-alive connections end after this
     seen: ClassVar[list[dict[str, Any]]] = []
 
     def _answer(self) -> None:
@@ -110,7 +110,7 @@ def test_connections_are_kept_alive_and_one_closed_while_idle_is_replaced(upstre
     async def steps(client: httpx.AsyncClient) -> None:
         for number in range(3):
             assert (await client.get(f"/a/{number}")).status_code == 200
-        await asyncio.sleep(0.8)  # the service closes the idle connection meanwhile
+        await asyncio.sleep(1.6)  # the service closes the idle connection meanwhile
         assert (await client.get("/b")).text == "GET /b "
         chunked = await client.get("/chunked")
         assert chunked.text == "first,second"
@@ -120,6 +120,16 @@ def test_connections_are_kept_alive_and_one_closed_while_idle_is_replaced(upstre
     connections = [request["connection"] for request in _Upstream.seen]
     assert len(set(connections[:3])) == 1, connections  # one connection for the first three
     assert connections[3] != connections[0]
+
+
+def test_concurrent_requests_each_get_their_own_answer(upstream: str) -> None:
+    async def steps(client: httpx.AsyncClient) -> None:
+        answers = await asyncio.gather(*(client.post(f"/c/{n}", content=f"body {n}".encode())
+                                         for n in range(8)))
+        assert [a.text for a in answers] == [f"POST /c/{n} body {n}" for n in range(8)]
+
+    proxy = asyncio.run(_through_proxy(upstream, steps))
+    assert sorted(e["request_body"] for e in proxy.exchanges) == [f"body {n}" for n in range(8)]
 
 
 def test_a_service_that_does_not_answer_is_a_502_and_is_recorded() -> None:
