@@ -134,7 +134,8 @@ service_option = click.option(
     help="Built-in service name or path to a service folder; repeat or comma-separate. "
          "Default: every built-in service.")
 workers_option = click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
-                              help="Executions in parallel. Default: one more than the number of CPUs.")
+                              help="Executions in parallel. Default: one more than the number "
+                                   "of CPUs.")
 llm_config_option = click.option(
     "--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
     help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, else "
