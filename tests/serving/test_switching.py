@@ -76,6 +76,25 @@ def test_each_way_of_switching_gives_the_edited_behaviour(tmp_path: Path) -> Non
     assert switched["LAYER-01-M5"][1] == [2, 3, 4, 5, 1]
 
 
+
+def test_a_prepared_pool_imports_the_original_before_its_first_server(tmp_path: Path) -> None:
+    layered = resolve_services([str(LAYERED)])[0]
+    ledger = resolve_services(["ledger"])[0]  # runs outside the launcher: nothing to prepare
+
+    async def run() -> tuple[bool, bool, dict[str, tuple[str, list[object]]]]:
+        async with ServerPool(tmp_path / "outside") as pool:
+            outside = await pool.prepare([ledger])
+        async with ServerPool(tmp_path / "prepared") as pool:
+            ready = await pool.prepare([ledger, layered])
+            return outside, ready, await _probe_all(pool, ["original", "LAYER-01-M1",
+                                                           "LAYER-01-M2"])
+
+    outside, ready, found = asyncio.run(run())
+    assert (outside, ready) == (False, True)
+    assert found == {"original": ("warm app", [2, 3, 4, 4, 1]),
+                     "LAYER-01-M1": ("warm app", [3, 5, 5, 5, 2]),
+                     "LAYER-01-M2": ("reimport", [2, 3, 3, 3, 1])}
+
 @pytest.mark.parametrize("service_name, mutant_ids, database", [
     ("todo", ["TODO-01-M1", "TODO-14-M2", "TODO-23-M1"], "sqlite"),
     ("conduit", ["CONDUIT-01-M1", "CONDUIT-03-M1"], "sqlite"),
@@ -181,6 +200,22 @@ def test_servers_on_the_warm_app_on_postgres_each_have_their_own_database(tmp_pa
     assert len(set(before)) == 1  # each database starts as the seed
     assert after == [before[0], before[0], before[0] + 1, before[0]]  # the sign-up reached one
 
+
+
+@needs_postgres
+def test_a_prepared_pool_on_postgres_copies_the_seeded_warm_up_from_the_first_server(
+        tmp_path: Path) -> None:
+    implementations = implementations_of(resolve_services(["fullstack"])[0])
+
+    async def run() -> tuple[bool, list[str]]:
+        async with ServerPool(tmp_path / "pool", "postgres") as pool:
+            ready = await pool.prepare([implementations["original"].service])
+            servers = [await pool.start(implementations["original"]),
+                       await pool.start(implementations["FS-08-M1"])]
+            return ready, [server.switch for server in servers]
+
+    # Unprepared, the first server seeds its own database ("patch"; see the test above).
+    assert asyncio.run(run()) == (True, ["warm app", "warm app"])
 
 def test_an_app_that_keeps_its_database_open_is_not_reused(tmp_path: Path) -> None:
     """A connection kept outside SQLAlchemy's pool would be shared by every forked server."""

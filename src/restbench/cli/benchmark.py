@@ -104,8 +104,8 @@ async def _validate_each(services: list[Service], workers: int | None, timeout_s
     """The services one after the other, on one set of servers and test workers."""
     all_ok = True
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
-                                       sandbox=sandbox, ray=ray,
-                                       on_event=print_notice) as backend:
+                                       sandbox=sandbox, ray=ray, on_event=print_notice,
+                                       services=services) as backend:
         for service in services:
             with progress() as handle:
                 report = await validate_service(service, database=database, on_event=handle,
@@ -124,8 +124,8 @@ async def _validate_repeatedly(services: list[Service], repeat: int, workers: in
     """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
     bad = False
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
-                                       sandbox=sandbox, ray=ray,
-                                       on_event=print_notice) as backend:
+                                       sandbox=sandbox, ray=ray, on_event=print_notice,
+                                       services=services) as backend:
         for service in services:
             bad |= await _repeat_one(service, repeat, database, backend)
     return 1 if bad else 0

@@ -428,20 +428,23 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     try:
         with scratch_folder("restbench-run-") as scratch:
             trusted_only = all(_trusted(g) for _, g in runner.generators)
-            async with ServerPool(Path(scratch) / "servers", config.database) as pool, \
-                    open_executor(config.workers, config.timeout_s, Path(scratch) / "exec",
-                                  sandbox=config.sandbox, trusted_only=trusted_only,
-                                  on_event=on_event) as executor, \
-                    open_backend(config.ray, pool, executor, database=config.database,
-                                 workers=config.workers, timeout_s=config.timeout_s,
-                                 sandbox=config.sandbox, trusted_only=trusted_only,
-                                 on_event=on_event) as backend:
-                runner.start_executions(backend)
-                try:
-                    generations = await runner.generate(pool, executor)
-                    await runner.executions_done()
-                finally:
-                    await runner.cancel_executions()
+            async with ServerPool(Path(scratch) / "servers", config.database) as pool:
+                if config.ray is None:  # the launcher starts while the test workers do
+                    pool.prepare(runner.services)
+                async with open_executor(config.workers, config.timeout_s,
+                                         Path(scratch) / "exec", sandbox=config.sandbox,
+                                         trusted_only=trusted_only,
+                                         on_event=on_event) as executor, \
+                        open_backend(config.ray, pool, executor, database=config.database,
+                                     workers=config.workers, timeout_s=config.timeout_s,
+                                     sandbox=config.sandbox, trusted_only=trusted_only,
+                                     on_event=on_event) as backend:
+                    runner.start_executions(backend)
+                    try:
+                        generations = await runner.generate(pool, executor)
+                        await runner.executions_done()
+                    finally:
+                        await runner.cancel_executions()
         rows, per_requirement = _score_rows(runner, generations)
         runner.store.finish_run(run_id)
     finally:

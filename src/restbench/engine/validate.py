@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,10 +89,12 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
                                   database: DatabaseChoice | str = "sqlite",
                                   sandbox: bool = True, ray: str | None = None,
                                   on_event: EventHandler = ignore,
+                                  services: Sequence[Service] = (),
                                   ) -> AsyncIterator[ExecutionBackend]:
     """The servers and test workers that validate runs on (`database`: `sqlite`, `postgres` or a
     PostgreSQL URL; `ray`: an address or `auto`, to run on that Ray cluster's nodes). Opened once
-    for several services, its launcher, workers and warm-ups are paid once."""
+    for several services, its launcher, workers and warm-ups are paid once; given the
+    `services`, the launcher starts while the workers do."""
     database = DatabaseChoice.parse(database)
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
         if ray is not None:
@@ -103,11 +105,13 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
                                         on_event=on_event) as backend:
                 yield backend
         else:
-            async with ServerPool(Path(scratch) / "servers", database) as pool, \
-                    open_executor(workers, timeout_s, Path(scratch) / "exec", sandbox=sandbox,
-                                  trusted_only=True, on_event=on_event) as executor, \
-                    LocalBackend(pool, executor) as local:
-                yield local
+            async with ServerPool(Path(scratch) / "servers", database) as pool:
+                pool.prepare(services)
+                async with open_executor(workers, timeout_s, Path(scratch) / "exec",
+                                         sandbox=sandbox, trusted_only=True,
+                                         on_event=on_event) as executor, \
+                        LocalBackend(pool, executor) as local:
+                    yield local
 
 
 async def validate_service(service: Service, *, workers: int | None = None,
@@ -160,7 +164,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
     else:
         async with open_validation_backend(workers=workers, timeout_s=timeout_s,
                                            database=database, sandbox=sandbox, ray=ray,
-                                           on_event=on_event) as own:
+                                           on_event=on_event, services=[service]) as own:
             failures = await own.execute(jobs, record)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]

@@ -1,8 +1,8 @@
 """The service launcher: a pre-warmed process that forks one child per service implementation.
 
-Run as `python -m restbench.serving.launcher [FOLDER...]` (the folders, in /dev/shm, are removed
-when it exits). It imports the heavy service dependencies once
-(FastAPI, SQLAlchemy, uvicorn), then answers JSON lines on stdin:
+Run as `python -m restbench.serving.launcher [--postgres] [FOLDER...]` (the folders, in /dev/shm,
+are removed when it exits). It imports the heavy service dependencies once (FastAPI, SQLAlchemy,
+uvicorn, and with --postgres the PostgreSQL driver), then answers JSON lines on stdin:
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
      "control_socket": PATH, "handoff_socket": PATH[, "original": SERVICE_DIR,
@@ -10,6 +10,8 @@ when it exits). It imports the heavy service dependencies once
         -> {"ok": true, "pid": P, "port": N, "switch": HOW, "cpu_s": S, "warm_template": NAME}
            | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
+    {"op": "load", "original": SERVICE_DIR, "warm_up": BOOL, "warm_up_database": URL}
+        -> {"ok": BOOL, "warm_template": NAME}  (the original imported ahead of its first start)
 
 With "original" (the service's own folder) and "changed" (the files of DIR that differ from it),
 the launcher imports the original app once per service and each child only applies the edit
@@ -48,9 +50,13 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "fastapi.telemetry._runtime",  # imported by FastAPI's lifespan
            # anyio's asyncio backend (cancel scopes, task groups): imported on the first request
            # otherwise.
-           "anyio._backends._asyncio",
-           # PostgreSQL: the driver and SQLAlchemy's dialect for it (absent: SQLite only).
-           "psycopg", "sqlalchemy.dialects.postgresql", "sqlalchemy.dialects.postgresql.psycopg")
+           "anyio._backends._asyncio")
+# With --postgres: the driver and SQLAlchemy's dialect for it (absent: SQLite only). Left out
+# otherwise: ~70 ms of CPU before the first server, and 11 MB that every fork would copy the
+# page tables of.
+PRELOAD_POSTGRES = ("psycopg", "sqlalchemy.dialects.postgresql",
+                    "sqlalchemy.dialects.postgresql.psycopg")
+POSTGRES_FLAG = "--postgres"
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
 # Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
@@ -61,10 +67,10 @@ _unloadable: set[str] = set()
 _warm_up_folders: list[Path] = []
 
 
-def _preload() -> None:
+def _preload(postgres: bool) -> None:
     import importlib
 
-    for name in PRELOAD:
+    for name in PRELOAD + (PRELOAD_POSTGRES if postgres else ()):
         try:
             importlib.import_module(name)
         except ImportError:
@@ -339,7 +345,9 @@ def _start(request: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _preload()
+    postgres = POSTGRES_FLAG in sys.argv[1:]
+    folders = [argument for argument in sys.argv[1:] if argument != POSTGRES_FLAG]
+    _preload(postgres)
     gc.freeze()
     children: set[int] = set()
     try:
@@ -348,7 +356,7 @@ def main() -> None:
         pass
     for pid in children:
         _stop(pid)
-    _remove_scratch(sys.argv[1:])
+    _remove_scratch(folders)
     for folder in _warm_up_folders:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -371,6 +379,11 @@ def _serve(children: set[int]) -> None:
             answer = _start(request)
             if answer["ok"]:
                 children.add(answer["pid"])
+        elif request["op"] == "load":
+            _load_original(request)
+            original = _originals.get(request.get("original", ""))
+            answer = {"ok": original is not None,
+                      "warm_template": original.template_database if original else None}
         elif request["op"] == "stop":
             _stop(request["pid"])
             children.discard(request["pid"])
