@@ -148,6 +148,26 @@ def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> N
     assert after.outcome is Outcome.PASS, after.reason
 
 
+
+def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Path) -> None:
+    """Ctrl-C during start-up: __aexit__ never runs, so __aenter__ itself must stop the workers
+    it spawned (before: they outlived the event loop, which warned about their pids)."""
+    executor = Executor(workers=2, timeout_s=10, scratch_root=tmp_path / "exec")
+
+    async def scenario() -> list[int | None]:
+        starting = asyncio.ensure_future(executor.__aenter__())
+        while len(executor._all) < 2:  # both spawned, neither ready yet (warming up)
+            await asyncio.sleep(0.005)
+        processes = [worker.process for worker in executor._all]
+        assert not starting.done()
+        starting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        return [process.returncode for process in processes]
+
+    assert None not in asyncio.run(scenario())  # both exited and were waited for
+
+
 def test_packages_installed_under_tmp_stay_importable(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A virtual environment in a clone under /tmp: the sandbox's private /tmp must not hide

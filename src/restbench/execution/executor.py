@@ -210,8 +210,12 @@ class Executor:
             self._scratch_root = Path(tempfile.mkdtemp(prefix="restbench-exec-"))
         self._scratch_root.mkdir(parents=True, exist_ok=True)
         (self._scratch_root / "mnt").mkdir(exist_ok=True)
-        spawned = await asyncio.gather(*(self._spawn() for _ in range(self.size)),
-                                       return_exceptions=True)
+        try:
+            spawned = await asyncio.gather(*(self._spawn() for _ in range(self.size)),
+                                           return_exceptions=True)
+        except BaseException:  # interrupted while they start: no __aexit__ will close them
+            await self._close_workers()
+            raise
         failures = [result for result in spawned if isinstance(result, BaseException)]
         if failures:
             await self._close_workers()
