@@ -137,6 +137,18 @@ def test_context_length_is_configured_or_read_from_the_endpoint(tmp_path: Path) 
         assert run(ask(local(fake, tmp_path, "context_tokens = 4096\n"))) == 4096
 
 
+def test_an_endpoint_that_reported_no_context_length_is_asked_again_by_the_next_client(
+        tmp_path: Path) -> None:
+    # A loopback port can host another server later (a restarted vLLM, the next test's fake).
+    with FakeLLMServer([]) as fake:
+        async def ask() -> list[int | None]:
+            async with ChatClient(local(fake, tmp_path)) as client:
+                return [await client.context_tokens(), await client.context_tokens()]
+        assert run(ask()) == [None, None]
+        fake.models = [{"id": "tiny", "max_model_len": 2048}]
+        assert run(ask()) == [2048, 2048]
+
+
 def test_a_config_file_does_not_fall_through_to_the_hosted_default(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("OPENAI_BASE_URL", "RESTBENCH_LLM_BASE_URL"):

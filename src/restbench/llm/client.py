@@ -124,7 +124,9 @@ def _limit(config: ModelConfig) -> asyncio.Semaphore | AbstractAsyncContextManag
 
 
 _request_locks: dict[tuple[int, str], asyncio.Lock] = {}
-_reported_contexts: dict[tuple[str, str], int | None] = {}
+# Context lengths endpoints reported, shared by clients. An endpoint that reported none is asked
+# again by the next client, not remembered: a loopback port may host a different server later.
+_reported_contexts: dict[tuple[str, str], int] = {}
 
 
 def _same_request(key: str) -> asyncio.Lock:
@@ -192,6 +194,7 @@ class ChatClient:
         self.cache = cache
         self.read_cache = read_cache
         self._http: httpx.AsyncClient | None = None
+        self._context_asked = False
 
     async def __aenter__(self) -> Self:
         return self
@@ -248,9 +251,11 @@ class ChatClient:
         if self.config.context_tokens is not None:
             return self.config.context_tokens
         key = (self.config.base_url, self.config.model)
-        if key not in _reported_contexts:
-            _reported_contexts[key] = await self._ask_context()
-        return _reported_contexts[key]
+        if key not in _reported_contexts and not self._context_asked:
+            self._context_asked = True
+            if (reported := await self._ask_context()) is not None:
+                _reported_contexts[key] = reported
+        return _reported_contexts.get(key)
 
     async def _ask_context(self) -> int | None:
         headers = {}

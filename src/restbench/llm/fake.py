@@ -81,7 +81,7 @@ class FakeLLMServer:
                  models: list[dict[str, Any]] | None = None) -> None:
         self._script = script
         self.quirks = quirks
-        self._models = models or []  # what GET /v1/models lists
+        self.models = models or []  # what GET /v1/models lists
         self._turn = threading.Lock()
         self.most_in_flight = 0
         self._in_flight = 0
@@ -138,7 +138,7 @@ class FakeLLMServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
-                    self._send(200, json.dumps({"object": "list", "data": fake._models}))
+                    self._send(200, json.dumps({"object": "list", "data": fake.models}))
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
