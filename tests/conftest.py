@@ -15,6 +15,7 @@ import pytest
 from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
+from tests.postgres_helpers import require_postgres
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -85,3 +86,9 @@ def mini_service(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "mini", destination,
                     ignore=shutil.ignore_patterns("__pycache__"))
     return destination
+
+
+@pytest.fixture
+def postgres_programs() -> None:
+    """For tests marked needs_postgres (tests/postgres_helpers.py)."""
+    require_postgres()

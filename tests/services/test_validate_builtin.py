@@ -9,17 +9,8 @@ from pathlib import Path
 import pytest
 
 from restbench.benchmark import builtin_service_names
-from restbench.errors import RestbenchError
-from restbench.serving.postgres import find_programs
 from tests.cli_helpers import restbench
-
-
-def _have_postgres() -> bool:
-    try:
-        find_programs()
-    except RestbenchError:
-        return False
-    return True
+from tests.postgres_helpers import needs_postgres
 
 
 @pytest.mark.slow
@@ -53,8 +44,7 @@ def _processes_mentioning(text: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_postgres(), reason="PostgreSQL server programs (initdb, pg_ctl, "
-                    "postgres) are not installed; .ci/run installs them (Debian: postgresql)")
+@needs_postgres
 def test_validate_fullstack_on_postgresql_and_nothing_left(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The harness starts its own PostgreSQL server (data in /dev/shm, else under TMPDIR) and

@@ -21,22 +21,9 @@ import pytest
 from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
-from restbench.serving.postgres import PostgresError, ThrowawayPostgres, find_programs
+from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 from tests.cli_helpers import restbench
-
-
-def _have_postgres() -> bool:
-    try:
-        find_programs()
-    except PostgresError:
-        return False
-    return True
-
-
-needs_postgres = pytest.mark.skipif(
-    not _have_postgres(),
-    reason="PostgreSQL server programs (initdb, pg_ctl, postgres) are not installed; "
-           ".ci/run installs them (Debian package postgresql)")
+from tests.postgres_helpers import needs_postgres
 
 
 def _postmaster_pid(socket_dir: Path) -> int:

@@ -19,7 +19,7 @@ from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import SqliteDatabases
-from tests.serving.test_postgres import needs_postgres
+from tests.postgres_helpers import needs_postgres, require_postgres
 
 LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
 
@@ -98,11 +98,12 @@ def test_a_prepared_pool_imports_the_original_before_its_first_server(tmp_path: 
 @pytest.mark.parametrize("service_name, mutant_ids, database", [
     ("todo", ["TODO-01-M1", "TODO-14-M2", "TODO-23-M1"], "sqlite"),
     ("conduit", ["CONDUIT-01-M1", "CONDUIT-03-M1"], "sqlite"),
-    pytest.param("fullstack", ["FS-01-M1", "FS-05-M1", "FS-02-M3"], "postgres",
-                 marks=needs_postgres),
+    ("fullstack", ["FS-01-M1", "FS-05-M1", "FS-02-M3"], "postgres"),
 ])
 def test_builtin_mutants_answer_their_golden_test_as_a_fresh_import(
         tmp_path: Path, service_name: str, mutant_ids: list[str], database: str) -> None:
+    if database == "postgres":
+        require_postgres()
     service = resolve_services([service_name])[0]
     implementations = implementations_of(service)
 
