@@ -76,6 +76,18 @@ def test_each_way_of_switching_gives_the_edited_behaviour(tmp_path: Path) -> Non
     assert switched["LAYER-01-M5"][1] == [2, 3, 4, 5, 1]
 
 
+def test_the_launcher_finishes_the_originals_orm_set_up_before_any_server(tmp_path: Path) -> None:
+    """conduit's warm-up makes no ORM query (its seed inserts with SQLAlchemy Core), so without
+    this every server would configure the mappers on its first request."""
+    from restbench.serving import originals
+
+    original = originals.load(resolve_services(["conduit"])[0].root, tmp_path)
+    mapped = {value.__mapper__ for module in original.modules.values()
+              for value in vars(module).values()
+              if isinstance(value, type) and hasattr(value, "__mapper__")}
+    assert len(mapped) >= 5
+    assert all(mapper.configured for mapper in mapped)
+
 
 def test_a_prepared_pool_imports_the_original_before_its_first_server(tmp_path: Path) -> None:
     layered = resolve_services([str(LAYERED)])[0]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import gc
+import io
 import json
 import os
 import select
@@ -37,6 +38,7 @@ import socket
 import sys
 import tempfile
 import time
+import tokenize
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,17 @@ def _preload(postgres: bool) -> None:
         except ImportError:
             pass
     inline_sync.install()
+    _warm_up_tokenize()
+
+
+def _warm_up_tokenize() -> None:
+    """FastAPI reads the source lines of an endpoint on its first request (for its error
+    messages); `tokenize` compiles its regular expressions on first use. Done here, the servers
+    inherit them compiled (~1-3 ms of CPU per server)."""
+    source = ('a = 1\nb = "x" + \'y\' + f"{a}" + rb"z" + b\'w\' + r"v" + u"u"'
+              ' + """d""" + \'\'\'d\'\'\' + f\'\'\'{a}\'\'\'\n')
+    for _ in tokenize.generate_tokens(io.StringIO(source).readline):
+        pass
 
 
 def _die_with_parent() -> None:
