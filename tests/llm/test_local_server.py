@@ -143,10 +143,11 @@ def test_an_endpoint_that_reported_no_context_length_is_asked_again_by_the_next_
     with FakeLLMServer([]) as fake:
         async def ask() -> list[int | None]:
             async with ChatClient(local(fake, tmp_path)) as client:
-                return [await client.context_tokens(), await client.context_tokens()]
-        assert run(ask()) == [None, None]
+                together = await asyncio.gather(client.context_tokens(), client.context_tokens())
+                return [*together, await client.context_tokens()]
+        assert run(ask()) == [None, None, None]
         fake.models = [{"id": "tiny", "max_model_len": 2048}]
-        assert run(ask()) == [2048, 2048]
+        assert run(ask()) == [2048, 2048, 2048]
 
 
 def test_a_config_file_does_not_fall_through_to_the_hosted_default(

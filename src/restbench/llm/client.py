@@ -194,7 +194,7 @@ class ChatClient:
         self.cache = cache
         self.read_cache = read_cache
         self._http: httpx.AsyncClient | None = None
-        self._context_asked = False
+        self._context_lookup: asyncio.Future[int | None] | None = None  # one per client
 
     async def __aenter__(self) -> Self:
         return self
@@ -251,11 +251,14 @@ class ChatClient:
         if self.config.context_tokens is not None:
             return self.config.context_tokens
         key = (self.config.base_url, self.config.model)
-        if key not in _reported_contexts and not self._context_asked:
-            self._context_asked = True
-            if (reported := await self._ask_context()) is not None:
-                _reported_contexts[key] = reported
-        return _reported_contexts.get(key)
+        if key in _reported_contexts:
+            return _reported_contexts[key]
+        if self._context_lookup is None:  # concurrent first calls share the one request
+            self._context_lookup = asyncio.ensure_future(self._ask_context())
+        reported = await asyncio.shield(self._context_lookup)
+        if reported is not None:
+            _reported_contexts[key] = reported
+        return reported
 
     async def _ask_context(self) -> int | None:
         headers = {}
