@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from restbench.execution import Outcome
@@ -99,6 +101,25 @@ def test_bootstrap_interval_is_degenerate_when_every_requirement_scores_the_same
     assert bootstrap_interval([2, 1, 3], [2, 1, 3]) == (1.0, 1.0)
     low, high = bootstrap_interval([0, 1, 2, 3], [3, 3, 3, 3])
     assert low < 0.5 < high
+
+
+def test_bootstrap_interval_keeps_the_resamples_of_randrange() -> None:
+    """Published intervals stay reproducible: the same picks as Random(seed).randrange(n)."""
+    def by_randrange(killed: list[float], mutants: list[int], seed: int) -> tuple[float, float]:
+        rng, n, estimates = random.Random(seed), len(killed), []
+        for _ in range(2000):
+            picks = [rng.randrange(n) for _ in range(n)]
+            total = sum(mutants[i] for i in picks)
+            estimates.append(sum(killed[i] for i in picks) / total if total else 0.0)
+        estimates.sort()
+        return estimates[int(0.025 * 1999)], estimates[int(0.975 * 1999)]
+
+    cases = random.Random(7)
+    for n, seed in ((1, 0), (3, 1), (64, 0), (65, 2), (167, 0)):
+        mutants = [cases.randint(0, 6) for _ in range(n)]
+        killed = [cases.randint(0, m) / (2 if m % 2 else 1) for m in mutants]
+        assert bootstrap_interval(killed, mutants, seed=seed) == \
+            by_randrange(killed, mutants, seed)
 
 
 def test_subset_ms_counts_only_the_subset_mutants() -> None:

