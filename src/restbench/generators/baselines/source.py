@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import pprint
 import textwrap
 from pathlib import Path
@@ -14,6 +15,7 @@ RUNTIME = Path(__file__).with_name("runtime.py")
 WIDTH = 99
 
 
+@functools.cache  # read and parsed once per process, not for each of a run's ~1,000 tests
 def runtime_source() -> str:
     """runtime.py without its module docstring, to paste into a generated test."""
     text = RUNTIME.read_text(encoding="utf-8")
