@@ -287,10 +287,10 @@ class _Runner:
     async def _execute_test(self, g: GenerationRow) -> None:
         implementations = self._implementations[g.service]
         await self._run_targets(g, [ORIGINAL])
-        original = self.store.execution(execution_key(
+        original = self.store.outcome(execution_key(
             g.code_sha, implementations[ORIGINAL], self.config.timeout_s, self.database.kind,
             runner_of(g)))
-        if original is None or original.outcome != Outcome.PASS.value:
+        if original != Outcome.PASS.value:
             return
         service = next(s for s in self.services if s.name == g.service)
         await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
@@ -308,7 +308,7 @@ class _Runner:
                 waits.append(self._executions[key])
                 continue
             self._executions[key] = asyncio.get_running_loop().create_future()
-            if self.store.execution(key) is not None:
+            if self.store.outcome(key) is not None:
                 self.counts["executions_reused"] += 1
                 self._executions[key].set_result(None)
                 continue
@@ -349,10 +349,10 @@ class _Runner:
 
             def outcome(target: str, g: GenerationRow = g,
                         impls: dict[str, Implementation] = impls) -> Outcome | None:
-                row = self.store.execution(execution_key(g.code_sha, impls[target],
-                                                         self.config.timeout_s,
-                                                         self.database.kind, runner_of(g)))
-                return Outcome(row.outcome) if row else None
+                stored = self.store.outcome(execution_key(g.code_sha, impls[target],
+                                                          self.config.timeout_s,
+                                                          self.database.kind, runner_of(g)))
+                return Outcome(stored) if stored is not None else None
 
             requirement = services[g.service].requirement(g.requirement)
             ok = g.status == "ok"

@@ -156,6 +156,11 @@ class ResultStore:
              row.error, row.code, row.code_sha, row.cost_usd, row.input_tokens,
              row.output_tokens, row.wall_s, json.dumps(row.details, default=str), time.time()))
 
+    def outcome(self, key: str) -> str | None:
+        """Only the stored execution's outcome (scoring needs no output or exchanges)."""
+        row = self._db.execute("SELECT outcome FROM executions WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
     def execution(self, key: str) -> ExecutionRow | None:
         row = self._db.execute(
             "SELECT key, code_sha, service, implementation, implementation_fingerprint, "
