@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -295,3 +297,44 @@ def test_in_memory_folders_go_when_the_harness_is_killed(tmp_path: Path) -> None
     while any(f.exists() for f in folders) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(f.exists() for f in folders)
+
+
+def test_what_a_killed_harness_and_launcher_left_in_memory_goes_with_the_next_pool(
+        tmp_path: Path) -> None:
+    """SIGKILL for both (as Ray does to a lost node's worker and its children): nothing of them
+    can clean up, so the next pool removes the folders nobody holds any more."""
+    mini = Path(__file__).parents[1] / "fixtures" / "mini"
+    before = set(Path("/dev/shm").glob("restbench-*"))
+    live = ServerPool(tmp_path / "live")  # a run still going: its folders must stay
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(mini), str(tmp_path / "dead")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        folders = [Path(f) for f in holder.stdout.readline().split()]
+        launchers = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/cmdline")
+                     if b"restbench.serving.launcher" in _read(p)
+                     and f"{folders[0]}".encode() in _read(p)]
+        assert launchers  # the launcher and its server (a fork of it)
+        for pid in launchers:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(1.0)  # the servers die with their launcher; the kernel drops their locks
+    left = set(Path("/dev/shm").glob("restbench-*")) - before
+    ours = set(live._memory_folders())
+    assert set(folders) <= left
+    for folder in left:  # as old as a forgotten folder is
+        os.utime(folder, (time.time() - 3600, time.time() - 3600))
+    asyncio.run(ServerPool(tmp_path / "next").close())
+    remaining = set(Path("/dev/shm").glob("restbench-*")) - before
+    assert {str(f) for f in remaining} >= ours
+    assert not {f for f in remaining if str(f) not in ours}
+    asyncio.run(live.close())
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

@@ -13,7 +13,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
+from restbench.serving.memory_folders import make_held, release
 from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 
@@ -88,8 +88,9 @@ class SqliteDatabases:
 
     def __init__(self, memory_root: str | None = "/dev/shm") -> None:
         self._memory: Path | None = None
+        self._held: int | None = None
         if memory_root is not None and os.access(memory_root, os.W_OK):
-            self._memory = Path(tempfile.mkdtemp(prefix="restbench-db-", dir=memory_root))
+            self._memory, self._held = make_held("restbench-db-", memory_root)
 
     @property
     def memory_folder(self) -> Path | None:
@@ -116,6 +117,8 @@ class SqliteDatabases:
     def close(self) -> None:
         if self._memory is not None:
             shutil.rmtree(self._memory, ignore_errors=True)
+        release(self._held)
+        self._held = None
 
 
 class PostgresDatabases:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from restbench.serving import inline_sync, originals
+from restbench.serving import inline_sync, memory_folders, originals
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -308,8 +308,7 @@ def _load_original(request: dict[str, Any]) -> None:
         return
     _unloadable.add(root)
     warm_up_database = request.get("warm_up_database")
-    warm_up_in = Path(tempfile.mkdtemp(prefix="restbench-warm-", dir=SCRATCH_ROOT)) \
-        if request.get("warm_up") and not warm_up_database else None
+    warm_up_in = _warm_up_folder() if request.get("warm_up") and not warm_up_database else None
     devnull = os.open(os.devnull, os.O_WRONLY)
     saved = os.dup(1), os.dup(2)
     os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
@@ -382,6 +381,15 @@ def _remove_scratch(folders: list[str]) -> None:
         if SCRATCH_ROOT is not None and path.parent == Path(SCRATCH_ROOT) \
                 and path.name.startswith("restbench-"):
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _warm_up_folder() -> Path:
+    """Held until this launcher exits (its descriptor stays open): if it is killed, the next
+    pool frees the folder (see serving.memory_folders)."""
+    if SCRATCH_ROOT is None:
+        return Path(tempfile.mkdtemp(prefix="restbench-warm-"))
+    folder, _held = memory_folders.make_held("restbench-warm-", SCRATCH_ROOT)
+    return folder
 
 
 def _serve(children: set[int]) -> None:

@@ -37,6 +37,7 @@ from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
+from restbench.serving.memory_folders import make_held, release, sweep_orphans
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
@@ -203,6 +204,8 @@ class ServerPool:
         self.workdir = workdir
         self.switch_mutants = switch_mutants
         self.database = DatabaseChoice.parse(database)
+        if os.access(MEMORY_FOLDER, os.W_OK):  # what killed runs left in memory
+            sweep_orphans(MEMORY_FOLDER)
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._preparing: asyncio.Future[bool] | None = None
@@ -216,8 +219,8 @@ class ServerPool:
         self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
         # Implementation copies (and server logs) in memory where the machine has a tmpfs:
         # copying a service to a busy disk took tens of ms per implementation.
-        self._sources = Path(tempfile.mkdtemp(prefix="restbench-src-", dir=MEMORY_FOLDER)) \
-            if os.access(MEMORY_FOLDER, os.W_OK) else workdir
+        self._sources, self._sources_held = make_held("restbench-src-", MEMORY_FOLDER) \
+            if os.access(MEMORY_FOLDER, os.W_OK) else (workdir, None)
         self._socket_numbers = itertools.count()
         # PostgreSQL: per service, the database its original app was warmed up on, and once that
         # is seeded, its name as the template of the service's server databases
@@ -443,4 +446,5 @@ class ServerPool:
             shutil.rmtree(self._sockets, ignore_errors=True)
             if self._sources != self.workdir:
                 shutil.rmtree(self._sources, ignore_errors=True)
+            release(self._sources_held)
             await asyncio.to_thread(self._databases.close)

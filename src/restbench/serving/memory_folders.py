@@ -1,0 +1,61 @@
+"""restbench's scratch folders in memory (tmpfs), and freeing those whose owners were killed.
+
+Each folder is held, from its creation until its owner exits, by a shared `flock` on the
+folder itself; the kernel drops the lock when the owner dies, however it dies. A process killed
+with SIGKILL (a Ray node's worker and its launcher, reaped by Ray) cannot remove its folders, and
+tmpfs is memory that nothing else frees: the next pool removes every folder of ours that nobody
+holds and that is old enough not to be one being made right now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-")
+# Between mkdtemp and the lock a folder is unheld for microseconds; only older ones are swept.
+ORPHAN_AGE_S = 120.0
+
+
+def make_held(prefix: str, root: str) -> tuple[Path, int]:
+    """A new folder under `root` and the descriptor whose lock holds it (close it after the
+    folder is removed, or let the process's exit close it)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    return folder, descriptor
+
+
+def release(descriptor: int | None) -> None:
+    if descriptor is not None:
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+
+
+def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S) -> list[Path]:
+    """Removes the folders of ours under `root` that no live process holds; returns them."""
+    removed = []
+    now = time.time()
+    for path in Path(root).glob("restbench-*"):
+        if not path.name.startswith(PREFIXES):
+            continue
+        try:
+            if now - path.stat().st_mtime < older_than_s:
+                continue
+            descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)  # held: a live run's
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(descriptor)
+        removed.append(path)
+    return removed
