@@ -68,6 +68,19 @@ CASES = {
     "missing_module": "import requests\nimport some_module_nobody_has\n\n"
                       "def test_x():\n    assert 1\n",
     "no_tests": "x = 1\n",
+    "own_process": "import os, signal, threading, time\n"
+                   "def test_x():\n"
+                   "    got = []\n"
+                   "    signal.signal(signal.SIGUSR1, lambda *_: got.append('raised'))\n"
+                   "    signal.signal(signal.SIGUSR2, lambda *_: got.append('sent'))\n"
+                   "    signal.raise_signal(signal.SIGUSR1)\n"
+                   "    main = threading.main_thread().ident\n"
+                   "    thread = threading.Thread(\n"
+                   "        target=lambda: signal.pthread_kill(main, signal.SIGUSR2))\n"
+                   "    thread.start()\n"
+                   "    thread.join()\n"
+                   "    time.sleep(0.05)\n"
+                   "    assert (os.getpid(), got) == (1, ['raised', 'sent'])\n",
 }
 
 
@@ -100,6 +113,13 @@ def test_connections_off_the_machine_are_refused(results: dict[str, Any]) -> Non
     result = results["outside_network"]
     assert result.outcome is Outcome.ERROR
     assert "Network is unreachable" in result.reason
+
+
+def test_the_test_process_is_the_first_of_its_own_pid_namespace(results: dict[str, Any]) -> None:
+    """It is forked straight into its namespaces (namespaces.fork_into), not through glibc's
+    fork: glibc's cached id of its main thread must still be right, or a signal another thread
+    sends to the main thread goes nowhere."""
+    assert results["own_process"].outcome is Outcome.PASS, results["own_process"].output
 
 
 def test_time_limit(results: dict[str, Any]) -> None:

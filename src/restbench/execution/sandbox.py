@@ -175,17 +175,17 @@ def _build_dev(root: str) -> None:
     _tmpfs(f"{dev}/shm", f"size={SHM_SIZE},mode=1777")
 
 
-def enter_namespaces(ask_parent_to_map: Callable[[], None]) -> None:
-    """In a forked child: new namespaces of every kind that matters, the sandbox user mapped,
-    loopback up, and no further namespaces allowed below.
+def settle_namespaces(outside_uid: int, outside_gid: int,
+                      ask_parent_to_map: Callable[[], None]) -> None:
+    """In a process just forked into new namespaces of every kind that matters
+    (`namespaces.fork_into`): the sandbox user mapped, loopback up, and no further namespaces
+    allowed below. `outside_uid` and `outside_gid` are the forking process's.
 
     Run by an ordinary user, the sandbox user is that user (the only id it may map). Run by root,
     it must not be root: the kernel exempts root from the process limit, and root owns the
     host's files. The parent, which still holds CAP_SETUID outside, maps the sandbox user to
     `nobody` (and root to root), and the test process switches to it for good once its file
     system is built."""
-    outside_uid, outside_gid = os.geteuid(), os.getegid()
-    ns.unshare(ns.SANDBOX_NAMESPACES)
     if outside_uid == 0:
         ask_parent_to_map()
     else:

@@ -10,13 +10,17 @@ to the harness: one JSON message per packet, file descriptors passed alongside.
     worker  -> {"event": "started", "nonce"} + fds [output, report, listeners...]
     worker  -> {"event": "finished", "nonce", "timed_out", "duration_s", "status"}
 
-Per execution the worker forks a first child that enters new user, mount, pid, network, IPC and
-UTS namespaces and opens the canonical port (127.0.0.1:8000 and [::1]:8000) inside the new
-network namespace; those listening sockets go to the harness, which relays their connections to
-the implementation under test, so nothing in the sandbox knows which implementation that is. The
-first child forks the test process, pid 1 of the new pid namespace: when it ends, the kernel
-kills everything it left behind. Its output and its pytest report go to two memory files that
+Per execution the worker forks the test process straight into new user, mount, pid, network, IPC
+and UTS namespaces (`namespaces.fork_into`): it is pid 1 of its pid namespace, so when it ends the
+kernel kills everything it left behind. It opens the canonical port (127.0.0.1:8000 and
+[::1]:8000) inside its network namespace; those listening sockets go to the harness, which hands
+their connections to the implementation under test (or relays them), so nothing in the sandbox
+knows which implementation that is. Its output and its pytest report go to two memory files that
 only the harness reads, so the worker itself never holds a test's code, output or verdict.
+
+One fork per execution, not two: a first child that unshared the namespaces and then forked the
+test process cost 7-10% of `restbench validate`'s CPU (its fork of the worker's address space,
+its copy-on-write faults and its exit).
 """
 
 from __future__ import annotations
@@ -185,9 +189,6 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
     """Builds the sandbox, then waits for the execution it is for (prepared ahead, it costs
     the execution nothing but the test itself) and raises `_ExecutionArrived`. Returns when the
     worker closes without using it."""
-    from restbench.execution import namespaces
-
-    namespaces.die_with_parent(signal.SIGKILL)
     os.setsid()
     if view is not None:
         sandbox.build_root(view, mount_point)
@@ -302,14 +303,14 @@ def _listen_on_canonical_port() -> list[socket.socket]:
     return listeners
 
 
-def _first_child(link: socket.socket, feed: socket.socket, view: SandboxView | None,
-                 mount_point: str, output: int, report: int) -> None:
-    """Enters the namespaces, opens the canonical port, forks the test process and waits for
-    it. Tells the worker the test process's pid (to kill it on time-out) and how it ended."""
+def _settle(link: socket.socket, feed: socket.socket, view: SandboxView | None,
+            mount_point: str, output: int, report: int, outside_ids: tuple[int, int]) -> None:
+    """The test process's start, in the namespaces it was forked into (pid 1 of its own pid
+    namespace): the sandbox user mapped, loopback up, the canonical port opened and its
+    listeners handed to the worker; then it waits for its execution (see `_test_process`)."""
     from restbench.execution import namespaces
 
     namespaces.die_with_parent(signal.SIGKILL)
-    os.setsid()
     listeners: list[socket.socket] = []
     if view is not None:
         def ask_parent_to_map() -> None:
@@ -317,32 +318,21 @@ def _first_child(link: socket.socket, feed: socket.socket, view: SandboxView | N
             if link.recv(16) != b"mapped":
                 raise OSError("the worker did not map the sandbox user")
 
-        sandbox.enter_namespaces(ask_parent_to_map)
+        sandbox.settle_namespaces(*outside_ids, ask_parent_to_map)
         listeners = _listen_on_canonical_port()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            link.close()
-            for sock in listeners:
-                sock.close()
-            _test_process(feed, view, mount_point, output, report)
-        except _ExecutionArrived:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - any failure is the execution's error
-            with contextlib.suppress(OSError):
-                feed.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
-                _write_report(report, {"sandbox_error": f"{type(exc).__name__}: {exc}"})
-        os._exit(0)
-    feed.close()
-    socket.send_fds(link, [json.dumps({"pid": pid}).encode()], [s.fileno() for s in listeners])
+    socket.send_fds(link, [json.dumps({"listening": True}).encode()],
+                    [s.fileno() for s in listeners])
     for sock in listeners:
         sock.close()
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        ended = {"signal": os.WTERMSIG(status)}
-    else:
-        ended = {"code": os.waitstatus_to_exitcode(status)}
-    link.send(json.dumps(ended).encode())
+    link.close()
+    try:
+        _test_process(feed, view, mount_point, output, report)
+    except _ExecutionArrived:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure is the execution's error
+        with contextlib.suppress(OSError):
+            feed.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+            _write_report(report, {"sandbox_error": f"{type(exc).__name__}: {exc}"})
 
 
 # ----- the worker -----
@@ -353,23 +343,35 @@ class SandboxFailed(Exception):
 
 
 class _Sandbox:
-    """One sandbox, prepared before its execution is known: its first child, its test process
-    waiting for the code, the canonical port's listeners and the two memory files."""
+    """One sandbox, prepared before its execution is known: its test process, forked into new
+    namespaces and waiting for the code, the canonical port's listeners and the two memory
+    files."""
 
     def __init__(self, view: SandboxView | None, mount_point: str) -> None:
+        from restbench.execution import namespaces
+
         self.output = os.memfd_create("output")
         self.report = os.memfd_create("report")
         self.link, child_link = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.feed, child_feed = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.first = os.fork()
-        if self.first == 0:
+        outside_ids = os.geteuid(), os.getegid()
+        try:
+            self.test_pid = namespaces.fork_into(namespaces.SANDBOX_NAMESPACES) \
+                if view is not None else os.fork()
+        except OSError:
+            for fd in (self.output, self.report):
+                os.close(fd)
+            for sock in (self.link, child_link, self.feed, child_feed):
+                sock.close()
+            raise
+        if self.test_pid == 0:
             try:
                 self.link.close()
                 self.feed.close()
-                _first_child(child_link, child_feed, view, mount_point, self.output,
-                             self.report)
+                _settle(child_link, child_feed, view, mount_point, self.output, self.report,
+                        outside_ids)
             except _ExecutionArrived:
-                raise  # in the test process, forked inside
+                raise  # the test process, its execution come
             except BaseException as exc:  # noqa: BLE001 - reported to the worker, never raised
                 with contextlib.suppress(OSError):
                     child_link.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"})
@@ -377,8 +379,7 @@ class _Sandbox:
             os._exit(0)
         child_link.close()
         child_feed.close()
-        self.pidfd = os.pidfd_open(self.first)
-        self.test_pid: int | None = None
+        self.pidfd = os.pidfd_open(self.test_pid)
         self.test_reaped = False
         self.listeners: list[int] = []
         try:
@@ -388,14 +389,13 @@ class _Sandbox:
             raise
 
     def _await_ready(self, deadline: float) -> None:
-        message = self.next_message(deadline)
+        message = self._next_message(deadline)
         if message is not None and "map" in message[0]:
-            sandbox.map_to_nobody(self.first)
+            sandbox.map_to_nobody(self.test_pid)
             self.link.send(b"mapped")
-            message = self.next_message(deadline)
+            message = self._next_message(deadline)
         if message is None or "error" in message[0]:
             raise SandboxFailed(message[0]["error"] if message else "the sandbox did not start")
-        self.test_pid = int(message[0]["pid"])
         self.listeners = message[1]
         ready, _, _ = select.select([self.feed], [], [], max(0.0, deadline - time.monotonic()))
         answer = self.feed.recv(PACKET_LIMIT) if ready else b""
@@ -403,8 +403,9 @@ class _Sandbox:
             error = json.loads(answer).get("error") if answer.startswith(b"{") else None
             raise SandboxFailed(error or "the sandbox's test process did not get ready")
 
-    def next_message(self, deadline: float) -> tuple[dict[str, Any], list[int]] | None:
-        """The first child's next message, or None once it has exited or time is up."""
+    def _next_message(self, deadline: float) -> tuple[dict[str, Any], list[int]] | None:
+        """The test process's next message while it starts, or None once it has exited or time
+        is up."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -421,6 +422,17 @@ class _Sandbox:
                 if not ready:
                     return None
 
+    def _await_end(self, deadline: float) -> dict[str, Any] | None:
+        """How the test process ended, or None if it still runs when time is up."""
+        ready, _, _ = select.select([self.pidfd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return None
+        _, status = os.waitpid(self.test_pid, 0)
+        self.test_reaped = True
+        if os.WIFSIGNALED(status):
+            return {"signal": os.WTERMSIG(status)}
+        return {"code": os.waitstatus_to_exitcode(status)}
+
     def run(self, request: dict[str, Any], code_fds: list[int],
             channel: socket.socket) -> dict[str, Any]:
         """Hands the execution to the waiting test process and waits for it to end."""
@@ -431,25 +443,21 @@ class _Sandbox:
             socket.send_fds(channel, [json.dumps({"event": "started", "nonce":
                                                   request["nonce"]}).encode()],
                             [self.output, self.report, *self.listeners])
-            ended = self.next_message(deadline)
-            answer: dict[str, Any] = {"event": "finished", "nonce": request["nonce"],
-                                      "timed_out": ended is None and
-                                      time.monotonic() >= deadline,
-                                      "duration_s": time.perf_counter() - started,
-                                      "status": ended[0] if ended else None}
-            self.test_reaped = ended is not None  # the first child reaped it, then said so
-            return answer
+            ended = self._await_end(deadline)
+            return {"event": "finished", "nonce": request["nonce"],
+                    "timed_out": ended is None, "duration_s": time.perf_counter() - started,
+                    "status": ended}
         finally:
             self.discard()
 
     def discard(self) -> None:
         # The test process's pid is only safe to signal while nothing has reaped it.
-        for pid in ((self.first,) if self.test_reaped else (self.test_pid, self.first)):
-            if pid is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.first, 0)
+        if not self.test_reaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.test_pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.test_pid, 0)
+            self.test_reaped = True
         for fd in (self.output, self.report, self.pidfd, *self.listeners):
             with contextlib.suppress(OSError):
                 os.close(fd)
