@@ -84,6 +84,7 @@ def _warm_up() -> None:
     before the test processes fork from it."""
     import http.client  # noqa: F401
     import inspect
+    import netrc  # noqa: F401 - requests imports it on its first request (~0.5-1 ms per test)
     import unittest.mock  # noqa: F401
 
     import httpx  # noqa: F401

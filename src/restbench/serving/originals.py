@@ -50,6 +50,17 @@ WARM_UP_URL = f"sqlite:////proc/self/cwd/{SQLITE_FILE}"
 PG_DATABASE = "PGDATABASE"
 
 
+@dataclass(frozen=True)
+class ParsedFile:
+    """An original file, parsed in the launcher: its text's lines, its tree, its function bodies
+    (`_bodies`) and its skeleton (`_skeleton`, dumped)."""
+
+    lines: list[str]
+    tree: ast.Module
+    bodies: dict[str, str] | None
+    skeleton: str
+
+
 @dataclass
 class Original:
     """A service's original app package, imported in the launcher and kept out of sys.modules."""
@@ -66,8 +77,8 @@ class Original:
     app: object = None
     template: Path | None = None
     template_database: str | None = None
-    # file relative to root -> its function bodies and skeleton (see `prepare`)
-    parsed: dict[str, tuple[dict[str, str] | None, str]] = field(default_factory=dict)
+    # file relative to root -> what `_code_patches` compares a mutant's version with
+    parsed: dict[str, ParsedFile] = field(default_factory=dict)
     # module name -> the package modules it imports (see `prepare`)
     imports: dict[str, set[str]] | None = None
 
@@ -80,11 +91,12 @@ def prepare(original: Original, changed: list[str]) -> None:
     for relative in changed:
         if relative not in original.parsed:
             try:
-                tree = ast.parse((original.root / relative).read_text(encoding="utf-8"))
+                text = (original.root / relative).read_text(encoding="utf-8")
+                tree, blanked = ast.parse(text), ast.parse(text)
             except (OSError, SyntaxError, ValueError):
                 continue
-            bodies = _bodies(tree)
-            original.parsed[relative] = (bodies, ast.dump(_skeleton(tree)))
+            original.parsed[relative] = ParsedFile(text.splitlines(), tree, _bodies(tree),
+                                                   ast.dump(_skeleton(blanked)))
 
 
 def _package_modules() -> dict[str, types.ModuleType]:
@@ -311,23 +323,30 @@ def _code_patches(original: Original, relative: str, new_text: str,
     """The code objects to swap in when the edit changes nothing but the bodies of functions
     that never ran in the launcher; None when it changes anything else."""
     prepare(original, [relative])
-    if relative not in original.parsed:
+    old = original.parsed.get(relative)
+    if old is None or old.bodies is None:
         return None
-    old_bodies, old_skeleton = original.parsed[relative]
     try:
         new_tree = ast.parse(new_text)
     except SyntaxError:
         return None
-    new_bodies = _bodies(new_tree)
-    if old_bodies is None or new_bodies is None or old_bodies.keys() != new_bodies.keys():
-        return None
-    if old_skeleton != ast.dump(_skeleton(new_tree)):
-        return None
-    changed = [q for q in old_bodies if old_bodies[q] != new_bodies[q]]
+    edited = _edited_function(old, new_text.splitlines(), new_tree)
+    if edited is not None:
+        qualname, node, classes = edited
+        changed = [qualname] if old.bodies.get(qualname) != _body_dump(node) else []
+        new_codes = {qualname: _compiled_alone(new_tree, classes, node, new_filename)}
+    else:
+        new_bodies = _bodies(new_tree)
+        if new_bodies is None or old.bodies.keys() != new_bodies.keys():
+            return None
+        if old.skeleton != ast.dump(_skeleton(new_tree)):
+            return None
+        changed = [q for q in old.bodies if old.bodies[q] != new_bodies[q]]
+        # dont_inherit: this module's own `from __future__` flags must not leak into the code.
+        new_codes = dict(_code_objects(compile(new_text, new_filename, "exec",
+                                               dont_inherit=True)))
     if not changed or any((relative, q) in original.ran for q in changed):
         return None
-    # dont_inherit: this module's own `from __future__` flags must not leak into the code.
-    new_codes = dict(_code_objects(compile(new_text, new_filename, "exec", dont_inherit=True)))
     patches = []
     for qualname in changed:
         functions = original.functions.get((relative, qualname))
@@ -335,11 +354,119 @@ def _code_patches(original: Original, relative: str, new_text: str,
         if not functions or code is None:
             return None
         for function in functions:
-            old = function.__code__
-            if old.co_freevars != code.co_freevars or old.co_flags != code.co_flags:
+            current = function.__code__
+            if current.co_freevars != code.co_freevars or current.co_flags != code.co_flags:
                 return None
         patches.append((functions, code))
     return patches
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _edited_function(old: ParsedFile, new_lines: list[str], new_tree: ast.Module
+                     ) -> tuple[str, Function, list[ast.ClassDef]] | None:
+    """The one module- or class-level function whose body (after its docstring) holds every
+    line the edit changed, in both versions, at the same place: then everything else in the
+    file is the same text and parses the same, so comparing that one body is the whole
+    comparison (what `_bodies` and `_skeleton` would find, without dumping the whole file).
+    With its qualified name and the classes it is defined in. None when the edit is not of that
+    shape; the full comparison decides then."""
+    common = 0
+    for before, after in zip(old.lines, new_lines):
+        if before != after:
+            break
+        common += 1
+    tail = 0
+    limit = min(len(old.lines), len(new_lines)) - common
+    while tail < limit and old.lines[-1 - tail] == new_lines[-1 - tail]:
+        tail += 1
+    shift = len(new_lines) - len(old.lines)
+    before = _function_holding(old.tree, old.lines, common + 1, len(old.lines) - tail)
+    after = _function_holding(new_tree, new_lines, common + 1, len(new_lines) - tail)
+    if before is None or after is None or before[0] != after[0]:
+        return None
+    old_node, new_node = before[1], after[1]
+    if (_body_start(old_node), old_node.end_lineno) != \
+            (_body_start(new_node), (new_node.end_lineno or 0) - shift):
+        return None
+    return after
+
+
+def _function_holding(tree: ast.Module, lines: list[str], first: int, last: int
+                      ) -> tuple[str, Function, list[ast.ClassDef]] | None:
+    """The module- or class-level function whose body, after its docstring and from the start
+    of a line, holds lines `first` to `last` (1-based; `last` is `first - 1` for lines inserted
+    before line `first`, which must then have body lines on both sides); with its qualified
+    name and the classes it is defined in."""
+    low, high = (first - 1, first) if last < first else (first, last)
+    nodes: list[ast.stmt] = tree.body
+    prefix = ""
+    classes: list[ast.ClassDef] = []
+    while True:
+        holders = [n for n in nodes if _first_line(n) <= low and high <= (n.end_lineno or 0)]
+        touched = [n for n in nodes if _first_line(n) <= high and low <= (n.end_lineno or 0)]
+        if len(holders) != 1 or len(touched) != 1:
+            return None
+        node = holders[0]
+        if isinstance(node, ast.ClassDef):
+            nodes, prefix = node.body, f"{prefix}{node.name}."
+            classes.append(node)
+            continue
+        if not isinstance(node, Function):
+            return None
+        start = _body_start(node)
+        if start is None or low < start:
+            return None
+        statement = _without_docstring(node.body)[0]
+        if lines[start - 1][:statement.col_offset].strip():
+            return None  # the body starts on the line of the signature
+        return prefix + node.name, node, classes
+
+
+def _compiled_alone(tree: ast.Module, classes: list[ast.ClassDef], function: Function,
+                    filename: str) -> types.CodeType | None:
+    """The code object of a module- or class-level `function`, compiled in a module that holds
+    only it (in its classes, with nothing else in them) and the module's import statements: the
+    code a compile of the whole module gives it, for a fraction of the cost. Its names are
+    globals, which the compiler treats alike but for imported names (no LOAD_METHOD on them),
+    and `from __future__` flags come with the imports; a method's only tie to its class is the
+    `__class__` cell, which the class keeps. tests/serving/test_patch_comparison.py checks it on
+    every built-in edit."""
+    statement: ast.stmt = function
+    for cls in reversed(classes):
+        statement = ast.ClassDef(name=cls.name, bases=[], keywords=[], body=[statement],
+                                 decorator_list=[], lineno=cls.lineno,
+                                 col_offset=cls.col_offset, end_lineno=cls.end_lineno,
+                                 end_col_offset=cls.end_col_offset)
+    code = compile(ast.Module(body=[*_module_imports(tree.body), statement], type_ignores=[]),
+                   filename, "exec", dont_inherit=True)
+    qualname = ".".join([*(cls.name for cls in classes), function.name])
+    return dict(_code_objects(code)).get(qualname)
+
+
+def _module_imports(nodes: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The import statements that run in the module's own scope (also under if, try, with)."""
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for field_name in ("body", "orelse", "finalbody", "handlers"):
+                yield from _module_imports(getattr(node, field_name, []))
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _body_start(node: Function) -> int | None:
+    body = _without_docstring(node.body)
+    return body[0].lineno if body else None
+
+
+def _body_dump(node: Function) -> str:
+    return ast.dump(ast.Module(body=_without_docstring(node.body), type_ignores=[]))
 
 
 def _bodies(tree: ast.Module) -> dict[str, str] | None:
@@ -353,8 +480,7 @@ def _bodies(tree: ast.Module) -> dict[str, str] | None:
                 qualname = prefix + node.name
                 if qualname in found:
                     return False
-                found[qualname] = ast.dump(ast.Module(body=_without_docstring(node.body),
-                                                      type_ignores=[]))
+                found[qualname] = _body_dump(node)
             elif isinstance(node, ast.ClassDef):
                 if not visit(node.body, f"{prefix}{node.name}."):
                     return False
