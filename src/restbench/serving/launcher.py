@@ -62,7 +62,7 @@ POSTGRES_FLAG = "--postgres"
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
 # Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
-SCRATCH_ROOT = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+SCRATCH_ROOT = memory_folders.memory_root()
 
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()

@@ -17,9 +17,17 @@ import tempfile
 import time
 from pathlib import Path
 
+# The machine's tmpfs: scratch files there cost no fsync (SQLite commits, copies of services,
+# PostgreSQL's data) and nobody reads them after the run.
+MEMORY_ROOT = "/dev/shm"
 PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-")
 # Between mkdtemp and the lock a folder is unheld for microseconds; only older ones are swept.
 ORPHAN_AGE_S = 120.0
+
+
+def memory_root() -> str | None:
+    """MEMORY_ROOT where this process may write there, else None (scratch goes to disk)."""
+    return MEMORY_ROOT if os.access(MEMORY_ROOT, os.W_OK) else None
 
 
 def make_held(prefix: str, root: str) -> tuple[Path, int]:

@@ -37,12 +37,11 @@ from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
-from restbench.serving.memory_folders import make_held, release, sweep_orphans
+from restbench.serving.memory_folders import make_held, memory_root, release, sweep_orphans
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
 CONTROL_TIMEOUT_S = 30.0  # a reset or a read of the exchanges; a server past it is replaced
-MEMORY_FOLDER = "/dev/shm"
 
 
 class ControlFailed(Exception):
@@ -204,8 +203,9 @@ class ServerPool:
         self.workdir = workdir
         self.switch_mutants = switch_mutants
         self.database = DatabaseChoice.parse(database)
-        if os.access(MEMORY_FOLDER, os.W_OK):  # what killed runs left in memory
-            sweep_orphans(MEMORY_FOLDER)
+        in_memory = memory_root()
+        if in_memory is not None:  # what killed runs left in memory
+            sweep_orphans(in_memory)
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._preparing: asyncio.Future[bool] | None = None
@@ -219,8 +219,8 @@ class ServerPool:
         self._sockets = Path(tempfile.mkdtemp(prefix="restbench-ctl-"))
         # Implementation copies (and server logs) in memory where the machine has a tmpfs:
         # copying a service to a busy disk took tens of ms per implementation.
-        self._sources, self._sources_held = make_held("restbench-src-", MEMORY_FOLDER) \
-            if os.access(MEMORY_FOLDER, os.W_OK) else (workdir, None)
+        self._sources, self._sources_held = make_held("restbench-src-", in_memory) \
+            if in_memory is not None else (workdir, None)
         self._socket_numbers = itertools.count()
         # PostgreSQL: per service, the database its original app was warmed up on, and once that
         # is seeded, its name as the template of the service's server databases

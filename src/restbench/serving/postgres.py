@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from restbench.errors import RestbenchError
+from restbench.serving.memory_folders import memory_root
 
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
 DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
@@ -41,7 +42,6 @@ STOP_TIMEOUT_S = 15.0
 PR_SET_PDEATHSIG = 1
 # A Unix socket's path must fit in 108 bytes; the socket file is <folder>/.s.PGSQL.5432.
 SOCKET_FOLDER_MAX = 90
-MEMORY_FOLDER = "/dev/shm"
 # Durability is worth nothing for data deleted after the run; no TCP listener at all.
 SETTINGS = {
     "listen_addresses": "",
@@ -157,8 +157,9 @@ class _Supervised:
         self.account = server_account()
         # In memory where the machine has a tmpfs: with the data files on disk, CREATE DATABASE
         # (a checkpoint and a copy of the template) took ~0.7 s on a busy machine.
-        parent = MEMORY_FOLDER if os.access(MEMORY_FOLDER, os.W_OK) \
-            and _reachable(Path(MEMORY_FOLDER), self.account) else tempfile.gettempdir()
+        in_memory = memory_root()
+        parent = in_memory if in_memory is not None \
+            and _reachable(Path(in_memory), self.account) else tempfile.gettempdir()
         if len(parent) + 20 > SOCKET_FOLDER_MAX or not _reachable(Path(parent), self.account):
             parent = "/tmp"
         self.folder = Path(tempfile.mkdtemp(prefix="restbench-pg-", dir=parent))
