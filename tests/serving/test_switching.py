@@ -338,3 +338,49 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+def test_starts_asked_at_once_get_their_own_answers_and_a_given_up_one_is_stopped(
+        tmp_path: Path) -> None:
+    """The launcher forks the next server while one still starts (answers carry the request's
+    id): servers asked for together come up, each the implementation asked for, and a start
+    whose caller gave up is stopped, not left running."""
+    implementations = implementations_of(resolve_services([str(LAYERED)])[0])
+    ids = ["LAYER-01-M4", "LAYER-01-M2", "LAYER-01-M1", "LAYER-01-M3", "LAYER-01-M5"]
+
+    async def scenario() -> tuple[dict[str, list[object]], set[int], set[int]]:
+        async with ServerPool(tmp_path / "servers") as pool:
+            servers = await asyncio.gather(*(pool.start(implementations[i]) for i in ids))
+            seen = {server.implementation.id: await _probe(server) for server in servers}
+            for server in servers:
+                await pool.stop(server)
+            launcher = pool._launcher
+            assert launcher is not None
+            given_up = asyncio.ensure_future(pool.start(implementations["LAYER-01-M1"]))
+            await asyncio.sleep(0.01)  # sent, not answered yet
+            given_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await given_up
+            before = _children(launcher.pid)
+            deadline = time.monotonic() + 10
+            while _children(launcher.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            return seen, before, _children(launcher.pid)
+
+    seen, before, after = asyncio.run(scenario())
+    assert seen == {"LAYER-01-M4": [2, 3, 4, 4, 5], "LAYER-01-M2": [2, 3, 3, 3, 1],
+                    "LAYER-01-M1": [3, 5, 5, 5, 2], "LAYER-01-M3": [3, 4, 5, 5, 1],
+                    "LAYER-01-M5": [2, 3, 4, 5, 1]}
+    assert before  # the given-up start was under way
+    assert not after  # and its server was stopped once it had started
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid and fields[0] != "Z":
+                    found.add(int(entry.name))
+    return found

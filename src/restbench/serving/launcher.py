@@ -2,7 +2,9 @@
 
 Run as `python -m restbench.serving.launcher [--postgres] [FOLDER...]` (the folders, in /dev/shm,
 are removed when it exits). It imports the heavy service dependencies once (FastAPI, SQLAlchemy,
-uvicorn, and with --postgres the PostgreSQL driver), then answers JSON lines on stdin:
+uvicorn, and with --postgres the PostgreSQL driver), then answers JSON lines on stdin, each
+request with an "id" that its answer repeats (answers come in the order the work ends: starts
+overlap, a re-import start takes its child 50-100 ms):
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
      "control_socket": PATH, "handoff_socket": PATH[, "original": SERVICE_DIR,
@@ -40,6 +42,7 @@ import tempfile
 import time
 import tokenize
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -263,27 +266,6 @@ def _handing_off_server_class() -> type:
     return HandingOffServer
 
 
-def _read_report(fd: int, pid: int) -> dict[str, Any]:
-    chunks = []
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            _stop(pid)
-            return {"error": f"no answer within {START_TIMEOUT_S:.0f} s"}
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    os.close(fd)
-    try:
-        return json.loads(b"".join(chunks) or b"{}") or {"error": "exited before it started"}
-    except json.JSONDecodeError:
-        return {"error": "sent an unreadable start report"}
-
-
 def _stop(pid: int) -> None:
     """Kills a server at once: its database is a scratch file that nobody reads afterwards."""
     try:
@@ -332,7 +314,21 @@ def _load_original(request: dict[str, Any]) -> None:
     gc.freeze()
 
 
-def _start(request: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class _Starting:
+    """A server forked and not yet reported: its start report comes through `read_fd`."""
+
+    request_id: object
+    pid: int
+    read_fd: int
+    deadline: float
+    original: originals.Original | None
+    chunks: list[bytes] = field(default_factory=list)
+
+
+def _begin_start(request: dict[str, Any]) -> _Starting:
+    """Forks the server of `request`; its report is read as it comes (see `_serve`), so that
+    other starts go on meanwhile (a re-import start takes 50-100 ms in the child)."""
     _load_original(request)
     original = _originals.get(request.get("original", ""))
     if original is not None:
@@ -346,11 +342,26 @@ def _start(request: dict[str, Any]) -> dict[str, Any]:
         finally:
             os._exit(1)
     os.close(write_fd)
-    report = _read_report(read_fd, pid)
+    return _Starting(request.get("id"), pid, read_fd, time.monotonic() + START_TIMEOUT_S,
+                     original)
+
+
+def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
+    os.close(starting.read_fd)
+    if timed_out:
+        _stop(starting.pid)
+        report: dict[str, Any] = {"error": f"no answer within {START_TIMEOUT_S:.0f} s"}
+    else:
+        try:
+            report = json.loads(b"".join(starting.chunks) or b"{}") \
+                or {"error": "exited before it started"}
+        except json.JSONDecodeError:
+            report = {"error": "sent an unreadable start report"}
+    original = starting.original
     if "port" not in report:
         _reap()
-        return {"ok": False, "pid": pid, "error": report.get("error", "failed to start")}
-    return {"ok": True, "pid": pid, "port": report["port"],
+        return {"ok": False, "pid": starting.pid, "error": report.get("error", "failed to start")}
+    return {"ok": True, "pid": starting.pid, "port": report["port"],
             "switch": report.get("switch", originals.FULL), "cpu_s": report.get("cpu_s", 0.0),
             "warm_template": original.template_database if original is not None else None}
 
@@ -392,27 +403,67 @@ def _warm_up_folder() -> Path:
     return folder
 
 
+def _answer(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.flush()
+
+
 def _serve(children: set[int]) -> None:
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        request = json.loads(line)
-        if request["op"] == "start":
-            answer = _start(request)
-            if answer["ok"]:
-                children.add(answer["pid"])
-        elif request["op"] == "load":
-            _load_original(request)
-            original = _originals.get(request.get("original", ""))
-            answer = {"ok": original is not None,
-                      "warm_template": original.template_database if original else None}
-        elif request["op"] == "stop":
-            _stop(request["pid"])
-            children.discard(request["pid"])
-            answer = {"ok": True}
-        else:
-            answer = {"ok": False, "error": f"unknown op {request['op']!r}"}
+    """Answers the harness's requests (one JSON line each, answered with its "id") until its
+    end of the pipe closes. Starts overlap: a forked server's report is read as it comes."""
+    _answer({"ready": True})
+    starting: dict[int, _Starting] = {}
+    unread = b""
+    while True:
+        timeout = max(0.0, min(s.deadline for s in starting.values()) - time.monotonic()) \
+            if starting else None
+        readable, _, _ = select.select([0, *starting], [], [], timeout)
+        for fd in readable:
+            if fd != 0:
+                chunk = os.read(fd, 65536)
+                if chunk:
+                    starting[fd].chunks.append(chunk)
+                    continue
+                _report_start(starting.pop(fd), False, children)
+                continue
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return  # the harness is done (or gone)
+            unread += chunk
+            while b"\n" in unread:
+                line, _, unread = unread.partition(b"\n")
+                if line.strip():
+                    request = json.loads(line)
+                    if request["op"] == "start":
+                        started = _begin_start(request)
+                        children.add(started.pid)
+                        starting[started.read_fd] = started
+                    else:
+                        _answer({"id": request.get("id"), **_perform(request, children)})
+        for fd, started in list(starting.items()):
+            if time.monotonic() >= started.deadline:
+                _report_start(starting.pop(fd), True, children)
         _reap()
-        print(json.dumps(answer), flush=True)
+
+
+def _report_start(starting: _Starting, timed_out: bool, children: set[int]) -> None:
+    answer = _finish_start(starting, timed_out)
+    if not answer["ok"]:
+        children.discard(starting.pid)
+    _answer({"id": starting.request_id, **answer})
+
+
+def _perform(request: dict[str, Any], children: set[int]) -> dict[str, Any]:
+    if request["op"] == "load":
+        _load_original(request)
+        original = _originals.get(request.get("original", ""))
+        return {"ok": original is not None,
+                "warm_template": original.template_database if original else None}
+    if request["op"] == "stop":
+        _stop(request["pid"])
+        children.discard(request["pid"])
+        return {"ok": True}
+    return {"ok": False, "error": f"unknown op {request['op']!r}"}
 
 
 if __name__ == "__main__":

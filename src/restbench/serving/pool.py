@@ -209,7 +209,10 @@ class ServerPool:
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._preparing: asyncio.Future[bool] | None = None
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # one launcher start at a time
+        self._reader: asyncio.Future[None] | None = None
+        self._answers: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._request_ids = itertools.count()
         self._servers: list[RunningServer] = []
         self._external: list[ExternalServer] = []
         self._materialized: dict[tuple[str, str], Path] = {}
@@ -264,15 +267,43 @@ class ServerPool:
             self._templates[service.name] = str(answer["warm_template"])
 
     async def _ensure_launcher(self) -> asyncio.subprocess.Process:
-        if self._launcher is None or self._launcher.returncode is not None:
-            self._launcher = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "restbench.serving.launcher", *self._launcher_options(),
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                env=clean_environment(), start_new_session=True)
-            ready = await self._launcher.stdout.readline()  # type: ignore[union-attr]
-            if not ready:
-                raise ServiceStartError("the service launcher did not start")
-        return self._launcher
+        async with self._lock:
+            if self._launcher is None or self._launcher.returncode is not None:
+                self._launcher = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "restbench.serving.launcher",
+                    *self._launcher_options(), stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, env=clean_environment(),
+                    start_new_session=True)
+                assert self._launcher.stdout is not None
+                ready = await self._launcher.stdout.readline()
+                if not ready:
+                    raise ServiceStartError("the service launcher did not start")
+                self._answers = {}  # the requests to this launcher that await their answer
+                self._reader = asyncio.ensure_future(self._read_answers(self._launcher,
+                                                                        self._answers))
+            return self._launcher
+
+    async def _read_answers(self, launcher: asyncio.subprocess.Process,
+                            answers: dict[int, asyncio.Future[dict[str, Any]]]) -> None:
+        """Hands each of the launcher's answers to the request with its id. A started server
+        whose request was given up (its caller cancelled) is stopped."""
+        assert launcher.stdout is not None
+        try:
+            while line := await launcher.stdout.readline():
+                answer = json.loads(line)
+                waiting = answers.pop(answer.pop("id", None), None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(answer)
+                elif answer.get("ok") and "port" in answer:
+                    await self._send({"op": "stop", "pid": answer["pid"]})
+        except (ValueError, ServiceStartError):
+            pass  # an unreadable line or a launcher gone: every request still waiting fails
+        finally:
+            for waiting in answers.values():
+                if not waiting.done():
+                    waiting.set_exception(ServiceStartError(
+                        "the service launcher exited unexpectedly"))
+            answers.clear()
 
     def _launcher_options(self) -> list[str]:
         # Imported here: the launcher process runs that module as __main__ and imports this one
@@ -291,15 +322,25 @@ class ServerPool:
         return [str(folder) for folder in folders if folder is not None]
 
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        async with self._lock:
-            launcher = await self._ensure_launcher()
-            assert launcher.stdin is not None and launcher.stdout is not None
+        await self._ensure_launcher()
+        answers = self._answers
+        request_id = next(self._request_ids)
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        answers[request_id] = answer
+        try:
+            await self._send({**request, "id": request_id})
+            return await answer
+        finally:
+            answers.pop(request_id, None)
+
+    async def _send(self, request: dict[str, Any]) -> None:
+        launcher = await self._ensure_launcher()
+        assert launcher.stdin is not None
+        try:
             launcher.stdin.write((json.dumps(request) + "\n").encode())
             await launcher.stdin.drain()
-            line = await launcher.stdout.readline()
-        if not line:
-            raise ServiceStartError("the service launcher exited unexpectedly")
-        return dict(json.loads(line))
+        except (BrokenPipeError, ConnectionResetError):
+            raise ServiceStartError("the service launcher exited unexpectedly") from None
 
     def _source_for(self, implementation: Implementation) -> Path:
         key = (implementation.service.name, implementation.id)
@@ -442,6 +483,8 @@ class ServerPool:
                 except TimeoutError:
                     self._launcher.kill()
                     await self._launcher.wait()
+            if self._reader is not None:
+                await asyncio.wait([self._reader], timeout=10)
         finally:
             shutil.rmtree(self._sockets, ignore_errors=True)
             if self._sources != self.workdir:
