@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -34,9 +35,11 @@ from restbench.cli.common import (
 from restbench.engine import (
     RunConfig,
     run_benchmark,
+    validate_in_turn,
     validate_service,
 )
 from restbench.engine.backend import ExecutionBackend
+from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted
 from restbench.engine.flaky import flaky_outcomes
 from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
@@ -101,21 +104,31 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
 
 async def _validate_each(services: list[Service], workers: int | None, timeout_s: float,
                          database: str, sandbox: bool, ray: str | None) -> int:
-    """The services one after the other, on one set of servers and test workers."""
+    """The services one after the other, on one set of servers and test workers (the next
+    one's executions start as the last ones of the one before run: see validate_in_turn)."""
     all_ok = True
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
                                        sandbox=sandbox, ray=ray, on_event=print_notice,
                                        services=services) as backend:
-        for service in services:
-            with progress() as handle:
-                report = await validate_service(service, database=database, on_event=handle,
-                                                backend=backend)
-            console.print(validation_table(report))
-            for problem in report.service_problems:
-                errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
-            console.print(report.summary(), highlight=False)
-            all_ok &= report.ok
+        with progress() as handle:
+            def events_of(service: Service) -> EventHandler:
+                return lambda event: handle(_named_after(service, event))
+
+            async for report in validate_in_turn(services, backend, database=database,
+                                                 on_event=events_of):
+                console.print(validation_table(report))
+                for problem in report.service_problems:
+                    errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+                console.print(report.summary(), highlight=False)
+                all_ok &= report.ok
     return 0 if all_ok else 1
+
+
+def _named_after(service: Service, event: Event) -> Event:
+    """A service's execute phase as a progress bar of its own, named after the service."""
+    if isinstance(event, PhaseStarted | Advanced) and event.phase == "execute":
+        return dataclasses.replace(event, phase=service.name)
+    return event
 
 
 async def _validate_repeatedly(services: list[Service], repeat: int, workers: int | None,

@@ -2,7 +2,12 @@
 
 from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
 from restbench.engine.run import RunConfig, RunResult, ScoreRow, run_benchmark
-from restbench.engine.validate import RequirementCheck, ValidationReport, validate_service
+from restbench.engine.validate import (
+    RequirementCheck,
+    ValidationReport,
+    validate_in_turn,
+    validate_service,
+)
 
 __all__ = [
     "Advanced",
@@ -15,5 +20,6 @@ __all__ = [
     "ScoreRow",
     "ValidationReport",
     "run_benchmark",
+    "validate_in_turn",
     "validate_service",
 ]

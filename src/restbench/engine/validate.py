@@ -6,16 +6,17 @@ passes on every benign variant; every mutant and benign variant applies and star
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from restbench.benchmark.models import Service
 from restbench.engine.backend import ExecutionBackend, LocalBackend
-from restbench.engine.events import Advanced, EventHandler, PhaseStarted, ignore
+from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import Job, open_executor
 from restbench.errors import MutationError
 from restbench.execution import ExecutionResult, Outcome
@@ -172,3 +173,56 @@ async def validate_service(service: Service, *, workers: int | None = None,
         service.manifest.own_storage else database.describe()
     return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
                             time.perf_counter() - started, service_problems, storage, outcomes)
+
+
+async def validate_in_turn(services: Sequence[Service], backend: ExecutionBackend, *,
+                           database: DatabaseChoice | str = "sqlite",
+                           on_event: Callable[[Service], EventHandler] = lambda _: ignore,
+                           ) -> AsyncIterator[ValidationReport]:
+    """Validates `services` on one backend (from `open_validation_backend`), one after the
+    other; yields each one's report, in order, as soon as it is complete. A service's jobs go
+    in once the last jobs of the one before are all running, so that the lanes that finish
+    first start on the next service instead of waiting for the slowest (three services: ~1 s
+    less idle time on 2 cores). `on_event(service)` handles that service's events."""
+    started: list[asyncio.Task[ValidationReport]] = []
+    try:
+        previous: asyncio.Task[ValidationReport] | None = None
+        for service in services:
+            last_running = asyncio.Event()
+            task = asyncio.ensure_future(validate_service(
+                service, database=database, backend=backend,
+                on_event=_watching_the_last_jobs(on_event(service), backend.size, last_running)))
+            started.append(task)
+            if previous is not None:
+                yield await previous
+            waiting = asyncio.ensure_future(last_running.wait())
+            try:
+                await asyncio.wait([task, waiting], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting.cancel()
+            previous = task
+        if previous is not None:
+            yield await previous
+    finally:
+        for task in started:
+            task.cancel()
+        await asyncio.gather(*started, return_exceptions=True)
+
+
+def _watching_the_last_jobs(handle: EventHandler, lanes: int,
+                            last_running: asyncio.Event) -> EventHandler:
+    """`handle`, and `last_running` set once no more jobs wait than `lanes` can run at once."""
+    total: int | None = None
+    done = 0
+
+    def watch(event: Event) -> None:
+        nonlocal total, done
+        if isinstance(event, PhaseStarted) and event.phase == "execute":
+            total = event.total
+        elif isinstance(event, Advanced) and event.phase == "execute":
+            done += 1
+        if total is not None and total - done <= lanes:
+            last_running.set()
+        handle(event)
+
+    return watch
