@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 from pathlib import Path
 
 import pytest
 
+from restbench.engine.events import Advanced, Notice, PhaseStarted
 from restbench.engine.flaky import NOT_RUN, flaky_outcomes
-from restbench.engine.validate import ValidationReport
+from restbench.engine.validate import ValidationReport, _watching_the_last_jobs
 from tests.cli_helpers import restbench
 
 
@@ -31,6 +33,33 @@ def test_validate_checks_only_the_selected_requirements() -> None:
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "todo: 3 requirements, 11 mutants" in result.stdout
     assert "TODO-03" not in result.stdout and "TODO-25" in result.stdout
+
+
+def test_validate_of_several_services_reports_each_in_turn() -> None:
+    """The next service's executions start while the last of the one before run; the reports
+    still come one per service, in the order given, each with its own executions."""
+    result = restbench("validate", "-s", "conduit,todo", "-R", "CONDUIT-0[12],TODO-0[12]")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    conduit = result.stdout.index("conduit: 2 requirements, 6 mutants, 4 benign variants: all "
+                                  "sound (16 executions")  # golden tests x (original + benign)
+    todo = result.stdout.index("todo: 2 requirements, 8 mutants, 2 benign variants: all sound "
+                               "(14 executions")
+    assert conduit < todo
+    assert "CONDUIT-01" in result.stdout[:conduit] and "TODO-01" in result.stdout[conduit:todo]
+
+
+def test_the_next_service_goes_in_once_no_more_jobs_wait_than_lanes_run() -> None:
+    last_running = asyncio.Event()
+    seen: list[object] = []
+    watch = _watching_the_last_jobs(seen.append, 3, last_running)
+    watch(Notice("servers start"))
+    assert not last_running.is_set()  # nothing known yet
+    watch(PhaseStarted("execute", 5))
+    watch(Advanced("execute", "R1 on original"))
+    assert not last_running.is_set()  # four to go, three lanes
+    watch(Advanced("execute", "R1 on R1-M1"))
+    assert last_running.is_set()
+    assert len(seen) == 4  # every event still reaches the handler
 
 
 def test_run_scores_only_the_selected_requirements(tmp_path: Path) -> None:
