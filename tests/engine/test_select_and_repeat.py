@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from restbench.engine.events import Advanced, Notice, PhaseStarted
 from restbench.engine.flaky import NOT_RUN, flaky_outcomes
 from restbench.engine.validate import ValidationReport, _watching_the_last_jobs
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
 
 
 def report(outcomes: dict[tuple[str, str], str]) -> ValidationReport:
@@ -46,6 +48,17 @@ def test_validate_of_several_services_reports_each_in_turn() -> None:
                                "(14 executions")
     assert conduit < todo
     assert "CONDUIT-01" in result.stdout[:conduit] and "TODO-01" in result.stdout[conduit:todo]
+
+
+def test_an_interrupted_validate_says_it_kept_nothing_but_its_reports() -> None:
+    process = start_interruptible("validate", "-s", "conduit,todo")
+    time.sleep(5)  # started: its servers and workers take ~2 s, its executions ~20 s
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "interrupted; validate stores nothing, the reports above are all it finished" \
+        in stderr
+    assert "Traceback" not in stderr and "resume" not in stderr
 
 
 def test_the_next_service_goes_in_once_no_more_jobs_wait_than_lanes_run() -> None:

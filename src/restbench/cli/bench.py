@@ -22,6 +22,7 @@ def bench(service: str, count: int, database: str, no_sandbox: bool) -> None:
     peak memory of the process tree."""
     from restbench.engine.bench import BenchConfig, format_result, run_bench
 
-    result = run_async(run_bench(BenchConfig(service, count, database, not no_sandbox)))
+    result = run_async(run_bench(BenchConfig(service, count, database, not no_sandbox)),
+                       "interrupted; bench prints its figures only at the end")
     console.print(format_result(result), highlight=False, markup=False)
     sys.exit(1 if result.wrong else 0)

@@ -49,6 +49,9 @@ from restbench.reports.export import total_cost
 from restbench.reports.summary import generation_failure_summary
 from restbench.reports.table import services_table, usd
 
+# validate keeps nothing between runs: what it finished is what it printed.
+NOT_STORED = "interrupted; validate stores nothing, the reports above are all it finished"
+
 
 @main.command("list")
 @service_option
@@ -97,9 +100,9 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
         fail(str(exc))
     if repeat > 1:
         sys.exit(run_async(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
-                                                not no_sandbox, ray)))
+                                                not no_sandbox, ray), NOT_STORED))
     sys.exit(run_async(_validate_each(chosen, workers, timeout_s, database, not no_sandbox,
-                                      ray)))
+                                      ray), NOT_STORED))
 
 
 async def _validate_each(services: list[Service], workers: int | None, timeout_s: float,

@@ -108,14 +108,18 @@ def generator_specs(names: list[str], args: tuple[str, ...]) -> list[GeneratorSp
     return [GeneratorSpec(name, per_generator[name]) for name in names]
 
 
-def run_async(coroutine: Any) -> Any:
+RESUMABLE = "interrupted; everything finished so far is saved, rerun the same command to resume"
+
+
+def run_async(coroutine: Any, interrupted: str = RESUMABLE) -> Any:
+    """Runs the command's coroutine; a user error is one line (exit 2), Ctrl-C says
+    `interrupted` (exit 130)."""
     try:
         return asyncio.run(coroutine)
     except RestbenchError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted; everything finished so far is saved, rerun the same command "
-              "to resume", code=130)
+        fail(interrupted, code=130)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
