@@ -357,11 +357,14 @@ def test_starts_asked_at_once_get_their_own_answers_and_a_given_up_one_is_stoppe
             launcher = pool._launcher
             assert launcher is not None
             given_up = asyncio.ensure_future(pool.start(implementations["LAYER-01-M1"]))
-            await asyncio.sleep(0.01)  # sent, not answered yet
-            given_up.cancel()
+            deadline = time.monotonic() + 30
+            while not _children(launcher.pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.001)  # until the launcher has forked its server
+            before = _children(launcher.pid)
+            given_up.cancel()  # the server takes milliseconds more to report that it serves
             with contextlib.suppress(asyncio.CancelledError):
                 await given_up
-            before = _children(launcher.pid)
+            assert given_up.cancelled()
             deadline = time.monotonic() + 10
             while _children(launcher.pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
