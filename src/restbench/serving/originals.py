@@ -334,19 +334,21 @@ def _code_patches(original: Original, relative: str, new_text: str,
     if edited is not None:
         qualname, node, classes = edited
         changed = [qualname] if old.bodies.get(qualname) != _body_dump(node) else []
-        new_codes = {qualname: _compiled_alone(new_tree, classes, node, new_filename)}
     else:
         new_bodies = _bodies(new_tree)
         if new_bodies is None or old.bodies.keys() != new_bodies.keys():
             return None
-        if old.skeleton != ast.dump(_skeleton(new_tree)):
+        if old.skeleton != ast.dump(_skeleton(new_tree)):  # blanks new_tree's bodies
             return None
         changed = [q for q in old.bodies if old.bodies[q] != new_bodies[q]]
+    if not changed or any((relative, q) in original.ran for q in changed):
+        return None
+    if edited is not None:
+        new_codes = {qualname: _compiled_alone(new_tree, classes, node, new_filename)}
+    else:
         # dont_inherit: this module's own `from __future__` flags must not leak into the code.
         new_codes = dict(_code_objects(compile(new_text, new_filename, "exec",
                                                dont_inherit=True)))
-    if not changed or any((relative, q) in original.ran for q in changed):
-        return None
     patches = []
     for qualname in changed:
         functions = original.functions.get((relative, qualname))
