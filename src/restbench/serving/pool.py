@@ -295,7 +295,7 @@ class ServerPool:
                 if waiting is not None and not waiting.done():
                     waiting.set_result(answer)
                 elif answer.get("ok") and "port" in answer:
-                    await self._send({"op": "stop", "pid": answer["pid"]})
+                    await self._send(launcher, {"op": "stop", "pid": answer["pid"]})
         except (ValueError, ServiceStartError):
             pass  # an unreadable line or a launcher gone: every request still waiting fails
         finally:
@@ -322,19 +322,19 @@ class ServerPool:
         return [str(folder) for folder in folders if folder is not None]
 
     async def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        await self._ensure_launcher()
-        answers = self._answers
+        launcher = await self._ensure_launcher()
+        answers = self._answers  # this launcher's: its reader fails them if it exits
         request_id = next(self._request_ids)
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         answers[request_id] = answer
         try:
-            await self._send({**request, "id": request_id})
+            await self._send(launcher, {**request, "id": request_id})
             return await answer
         finally:
             answers.pop(request_id, None)
 
-    async def _send(self, request: dict[str, Any]) -> None:
-        launcher = await self._ensure_launcher()
+    @staticmethod
+    async def _send(launcher: asyncio.subprocess.Process, request: dict[str, Any]) -> None:
         assert launcher.stdin is not None
         try:
             launcher.stdin.write((json.dumps(request) + "\n").encode())
