@@ -29,6 +29,7 @@ from restbench.execution.limits import (
 )
 from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, classify
 from restbench.execution.relay import Relay
+from restbench.execution.rewritten import rewritten_pyc
 from restbench.runners import PYTEST, ready_runner
 from restbench.runners.base import test_file_name
 from restbench.runners.sandboxed import SCRATCH, tool_command
@@ -295,6 +296,14 @@ class Executor:
             workdir = self._scratch_root / f"exec-{nonce}"
             workdir.mkdir()
             request.update(workdir=str(workdir), redirect_port=address.port)
+        code_files = [code_file]
+        if runner == PYTEST:
+            # Compiled for the sandbox's path; pytest points the code at another path itself
+            # when it loads it (without the sandbox each execution has its own folder).
+            pyc = rewritten_pyc(code, f"{SCRATCH}/{request['test_name']}")
+            if pyc is not None:
+                code_files.append(os.memfd_create("pyc"))
+                os.write(code_files[-1], pyc)
         if runner != PYTEST:
             request["command"] = tool_command(
                 ready_runner(runner), request["test_name"],
@@ -305,7 +314,7 @@ class Executor:
         attached: tuple[AcceptingTarget, str] | None = None
         files: list[int] = []
         try:
-            await worker.send(request, [code_file])
+            await worker.send(request, code_files)
             started, files = await worker.receive(self.timeout_s + WORKER_GRACE_S)
             if started.get("event") == "started":
                 if len(files) < 2 or started.get("nonce") != nonce:
@@ -343,7 +352,8 @@ class Executor:
                 await relay.close()
             if attached is not None:
                 await attached[0].detach(attached[1])
-            os.close(code_file)
+            for fd in code_files:
+                os.close(fd)
             if workdir is not None:
                 shutil.rmtree(workdir, ignore_errors=True)
         try:

@@ -7,6 +7,7 @@ to the harness: one JSON message per packet, file descriptors passed alongside.
 
     harness -> {"nonce", "test_path", "test_name", "timeout_s", "warm_schemathesis",
                 "workdir", "redirect_port"}          (the last two only without isolation)
+               + fds [code, pyc]                      (the pyc when the harness compiled one)
     worker  -> {"event": "started", "nonce"} + fds [output, report, listeners...]
     worker  -> {"event": "finished", "nonce", "timed_out", "duration_s", "status"}
 
@@ -42,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from restbench.execution import sandbox
+from restbench.execution import rewritten, sandbox
 from restbench.execution.limits import (
     FILE_SIZE_LIMIT_BYTES,
     MEMORY_LIMIT_BYTES,
@@ -56,6 +57,8 @@ from restbench.runners.base import Runner
 from restbench.runners.sandboxed import run_tool, tool_runner
 
 PACKET_LIMIT = 65536
+CODE_FILES = 2  # the test's code, and its assertion-rewritten pyc when the harness compiled it
+CODE_LIMIT_BYTES = 64 * 1024**2
 PREPARE_TIMEOUT_S = 60.0
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
 # --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
@@ -196,14 +199,16 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
         socket.sethostname("sandbox")
         sandbox.become_sandbox_user()
     feed.send(b"ready")
-    data, fds, _, _ = socket.recv_fds(feed, PACKET_LIMIT, 1)
+    data, fds, _, _ = socket.recv_fds(feed, PACKET_LIMIT, CODE_FILES)
     feed.close()
     if not data:
         return  # not used: the worker is closing
     request = json.loads(data)
-    code = os.pread(fds[0], 64 * 1024**2, 0) if fds else b""
+    files = [os.pread(fd, CODE_LIMIT_BYTES, 0) for fd in fds]
     for fd in fds:
         os.close(fd)
+    code, pyc = (files + [b"", b""])[:2]
+    del files
     test_name = request["test_name"]
     if view is not None:
         workdir = sandbox.SCRATCH
@@ -219,7 +224,9 @@ def _test_process(feed: socket.socket, view: SandboxView | None, mount_point: st
         base_url = f"http://127.0.0.1:{request['redirect_port']}"
         environment = {"HOME": workdir, "TMPDIR": workdir}
     Path(workdir, test_name).write_bytes(code)
-    del code
+    if pyc:
+        rewritten.place_pyc(workdir, test_name, pyc)
+    del code, pyc
     runner = tool_runner(request.get("runner", PYTEST))
     _limit_resources(float(request["timeout_s"]),
                      runner.address_space_bytes if runner is not None else None)
@@ -478,7 +485,7 @@ def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -
     channel.send(json.dumps({"ready": True}).encode())
     while True:
         try:
-            data, code_fds, _, _ = socket.recv_fds(channel, PACKET_LIMIT, 1)
+            data, code_fds, _, _ = socket.recv_fds(channel, PACKET_LIMIT, CODE_FILES)
         except ConnectionResetError:
             data = b""
         if not data:

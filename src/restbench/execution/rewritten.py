@@ -1,0 +1,73 @@
+"""A test file's assertion-rewritten code, compiled once in the harness instead of once per
+execution.
+
+pytest rewrites a test module's asserts (parse, rewrite the tree, compile) every time a fresh
+test process imports it: 2-3 ms of CPU, and a pyc written into the test's scratch folder. A file
+runs once per implementation (the original, each mutant of its requirement, the benign
+variants), so the harness compiles it once, exactly as pytest would, and the test process puts
+the result where pytest looks for its cached pyc (`__pycache__/NAME.cpython-311-pytest-X.pyc`,
+checked against the source's hash, PEP 552). pytest then loads it instead of rewriting.
+
+Exactness: the same pytest function rewrites the same bytes under the same file name and with the
+options the workers configure (no `enable_assertion_pass_hook`, the only option the rewriter
+reads). A file whose compilation warns (a tuple asserted, an invalid escape) or fails gets no
+pyc: its test process rewrites it itself, so the warning or the error is in its own output as
+before. Compiling is not running: nothing of the test executes in the harness.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import inspect
+import io
+import warnings
+from pathlib import Path
+
+from _pytest.assertion import rewrite
+
+SIZE_LIMIT_BYTES = 1024**2  # larger files are rewritten by their test process, as pytest does
+CACHED_FILES = 512  # a service's files for a few generators; each pyc is ~5-20 KiB
+PYC_FOLDER = "__pycache__"
+# pytest before 9.2 checked its pycs against the source's mtime, which only the test process
+# knows: with such a pytest every test process rewrites its file itself, as before.
+HASH_CHECKED = "source_hash" in inspect.signature(rewrite._write_pyc_fp).parameters
+
+
+def rewritten_pyc(code: str, path: str) -> bytes | None:
+    """The pyc pytest would write for `code` imported as a test module from `path` (the path the
+    test process sees), or None when its test process must rewrite it itself."""
+    source = code.encode("utf-8")
+    if not HASH_CHECKED or len(source) > SIZE_LIMIT_BYTES:
+        return None
+    return _compiled(source, path)
+
+
+def pyc_name(test_name: str) -> str:
+    """The file name of a test module's pyc in `PYC_FOLDER`, as pytest names it."""
+    return test_name.removesuffix(".py") + rewrite.PYC_TAIL
+
+
+def place_pyc(workdir: str, test_name: str, pyc: bytes) -> None:
+    """Puts `pyc` where pytest looks for the test module's rewritten code."""
+    folder = Path(workdir, PYC_FOLDER)
+    folder.mkdir(exist_ok=True)
+    (folder / pyc_name(test_name)).write_bytes(pyc)
+
+
+@functools.lru_cache(maxsize=CACHED_FILES)
+def _compiled(source: bytes, path: str) -> bytes | None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            tree = ast.parse(source, filename=path)
+            rewrite.rewrite_asserts(tree, source, path, None)
+            code = compile(tree, path, "exec", dont_inherit=True)
+        except Exception:  # noqa: BLE001 - any failure is the test process's to report
+            return None
+    if caught:
+        return None
+    pyc = io.BytesIO()
+    rewrite._write_pyc_fp(pyc, importlib.util.source_hash(source), code)
+    return pyc.getvalue()
