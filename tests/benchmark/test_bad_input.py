@@ -82,7 +82,13 @@ def test_golden_test_path_that_does_not_exist(mini_service: Path) -> None:
 def test_not_yaml(mini_service: Path) -> None:
     (mini_service / "requirements.yaml").write_text("service: [mini\n")
     message = one_line_error(restbench("validate", "-s", mini_service))
-    assert "not valid YAML" in message
+    assert "not valid YAML at line 2" in message
+
+
+def test_not_utf8(mini_service: Path) -> None:
+    (mini_service / "requirements.yaml").write_bytes(b"service: mini\ntitle: caf\xe9\n")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert "requirements.yaml: not UTF-8 text (byte 24)" in message
 
 
 def test_unknown_service_and_generator(mini_service: Path) -> None:
