@@ -159,3 +159,9 @@ def test_a_service_that_cannot_start_names_the_users_file_and_line(
     assert f"mini original did not start: {error} at {mini_service / 'app' / 'main.py'}:{line}" \
         in message
     assert "/tmp/restbench-" not in message.replace(str(mini_service), "")
+
+
+def test_golden_test_not_utf8(mini_service: Path) -> None:
+    (mini_service / "golden" / "test_MINI-01.py").write_bytes(b"def test_x():\n    '\xff'\n")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert "golden/test_MINI-01.py: not UTF-8 text (byte 19)" in message

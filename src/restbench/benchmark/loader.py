@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from restbench.benchmark.manifest import MANIFEST_FILE, Manifest
 from restbench.benchmark.models import Database, Service, ServiceData
+from restbench.benchmark.text_files import read_text
 from restbench.errors import DataError
 
 # libyaml's safe loader when PyYAML was built with it (its wheels are): the same documents,
@@ -93,12 +94,9 @@ def _item_name(raw: object, location: list[object]) -> str:
 def load_service(root: Path) -> Service:
     """Reads and checks `root/requirements.yaml`: schema, unique ids, golden files present."""
     data_file = root / DATA_FILE
+    text = read_text(data_file)
     try:
-        raw = yaml.load(data_file.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except OSError as exc:
-        raise DataError(f"{data_file}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{data_file}: not UTF-8 text (byte {exc.start})") from None
+        raw = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -124,10 +122,9 @@ def load_service(root: Path) -> Service:
 
 def load_manifest(path: Path) -> Manifest:
     """Reads and checks a service.toml; every problem is one line naming the table and key."""
+    text = read_text(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc.strerror}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DataError(f"{path}: not valid TOML: {exc}") from None
     try:

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from restbench.benchmark.manifest import Manifest
+from restbench.benchmark.text_files import read_text
 
 
 class Variant(str, enum.Enum):
@@ -160,3 +161,7 @@ class Service:
 
     def golden_path(self, requirement: Requirement) -> Path:
         return self.root / requirement.golden
+
+    def golden_code(self, requirement: Requirement) -> str:
+        """The golden test's text (DataError, one line, when it cannot be read)."""
+        return read_text(self.golden_path(requirement))

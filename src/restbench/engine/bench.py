@@ -61,7 +61,7 @@ def validate_jobs(service_name: str) -> list[Job]:
     benign = [b.id for b in service.data.benign]
     jobs = []
     for requirement in service.requirements:
-        code = service.golden_path(requirement).read_text(encoding="utf-8")
+        code = service.golden_code(requirement)
         for target in [ORIGINAL, *(m.id for m in requirement.mutants), *benign]:
             jobs.append(Job(code, implementations[target], requirement.id))
     return jobs

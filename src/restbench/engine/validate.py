@@ -134,7 +134,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
     outcomes: dict[tuple[str, str], str] = {}
     jobs = []
     for requirement in service.requirements:
-        code = service.golden_path(requirement).read_text(encoding="utf-8")
+        code = service.golden_code(requirement)
         targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
         jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
         checks[requirement.id].problems += [broken[t] for t in targets if t in broken]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from restbench.benchmark.text_files import read_text
 from restbench.errors import GeneratorError
 from restbench.generators.base import GeneratedTest, GenerationTask
 
@@ -22,4 +23,4 @@ class GoldenGenerator:
                              f"from the harness, not from the task")
 
     def from_golden(self, path: Path) -> GeneratedTest:
-        return GeneratedTest(path.read_text(encoding="utf-8"), details={"source": str(path)})
+        return GeneratedTest(read_text(path), details={"source": str(path)})
