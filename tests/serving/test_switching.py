@@ -387,3 +387,44 @@ def _children(pid: int) -> set[int]:
                 if int(fields[1]) == pid and fields[0] != "Z":
                     found.add(int(entry.name))
     return found
+
+
+def test_endpoint_contexts_filled_in_the_launcher_are_those_a_server_would_find(
+        tmp_path: Path) -> None:
+    """FastAPI caches each endpoint's file and line on its first request; the launcher fills
+    that cache once. A server that patched an endpoint must find the edited file's, as a fresh
+    lookup does, and every other endpoint the launcher's."""
+    import json
+
+    from fastapi import routing
+
+    from restbench.mutation.apply import edited_text, materialize
+    from restbench.serving import originals
+
+    service = resolve_services(["todo"])[0]
+    original = originals.load(service.root, tmp_path)
+    mutant = implementations_of(service)["TODO-01-M1"]  # an endpoint's return, edited
+    source = materialize(mutant, tmp_path / "copy")
+    endpoints = {f"{e.__module__}.{e.__qualname__}": e for e in originals._endpoints(original.app)}
+    assert len(endpoints) > 10
+    assert all(id(e) in routing._endpoint_context_cache for e in endpoints.values())
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the server's child
+        try:
+            switch = originals.activate(original, source, [edited_text(mutant)[0].as_posix()])
+            cached = {name: dict(routing._extract_endpoint_context(e))
+                      for name, e in endpoints.items()}
+            routing._endpoint_context_cache.clear()
+            fresh = {name: dict(routing._extract_endpoint_context(e))
+                     for name, e in endpoints.items()}
+            os.write(write, json.dumps([switch, cached, fresh]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        switch, cached, fresh = json.loads(answer.read())
+    os.waitpid(pid, 0)
+    assert switch == "patch"
+    assert cached == fresh
+    assert fresh["app.routes.users.register"]["file"] == str(source / "app/routes/users.py")
