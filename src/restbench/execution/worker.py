@@ -52,6 +52,7 @@ from restbench.execution.limits import (
 )
 from restbench.execution.preconfigured import PreconfiguredPytest
 from restbench.execution.sandbox import ReportCollector, SandboxView
+from restbench.execution.warm_up_stub import stub_service
 from restbench.runners import PYTEST
 from restbench.runners.base import Runner
 from restbench.runners.sandboxed import run_tool, tool_runner
@@ -68,11 +69,20 @@ PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
                                     "pastebin", "junitxml", "doctest")
                  for arg in ("-p", f"no:{plugin}"))]
 PYTEST_INI = b"[pytest]\n"
-_WARM_UP_TEST = """import requests
+_WARM_UP_TEST = """import os
+
+import requests
+
+BASE_URL = os.environ["WARM_UP_STUB"]
 
 
 def test_passes():
-    assert requests
+    token = requests.post(f"{BASE_URL}/login", data={"username": "a", "password": "b"},
+                          timeout=5).json()["access_token"]
+    answer = requests.get(f"{BASE_URL}/items", headers={"Authorization": f"Bearer {token}"},
+                          timeout=5)
+    assert answer.status_code == 200 and answer.json()[0]["id"] == 1
+    assert requests.put(f"{BASE_URL}/items/1", json={"name": "pen"}, timeout=5).status_code == 401
 
 
 def test_fails():
@@ -84,7 +94,8 @@ def test_fails():
 def _warm_up() -> None:
     """Runs pytest once on a passing and a failing test, so that what every run imports and
     caches (assertion rewriting, failure reports, the HTTP clients) is in the worker's memory
-    before the test processes fork from it."""
+    before the test processes fork from it. The passing test makes requests (to a stub on the
+    loopback): a test process's first request cost ~1 ms of CPU more without."""
     import http.client  # noqa: F401
     import inspect
     import netrc  # noqa: F401 - requests imports it on its first request (~0.5-1 ms per test)
@@ -99,11 +110,19 @@ def _warm_up() -> None:
         (Path(folder) / "pytest.ini").write_bytes(PYTEST_INI)
         saved = os.dup(1)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        collector = ReportCollector()
         try:
-            pytest.main([str(test), "--rootdir", folder, *PYTEST_ARGS],
-                        plugins=[ReportCollector()])
+            with stub_service() as base_url:
+                os.environ["WARM_UP_STUB"] = base_url
+                pytest.main([str(test), "--rootdir", folder, *PYTEST_ARGS], plugins=[collector])
         finally:
+            os.environ.pop("WARM_UP_STUB", None)
             os.dup2(saved, 1)
+        outcomes = [(r.nodeid.rpartition("::")[2], r.outcome) for r in collector.tests
+                    if r.when == "call"]
+        if outcomes != [("test_passes", "passed"), ("test_fails", "failed")]:
+            # the warm-up itself broke: every test would run cold, so the worker says so
+            raise RuntimeError(f"the worker's warm-up test went wrong: {collector.tests}")
         sys.modules.pop("test_warm_up", None)
     _warm_up_jsonschema()
     # A failure report looks up the test's module by file: the first lookup in a process
