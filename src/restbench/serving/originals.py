@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import gc
 import importlib
+import inspect
 import os
 import shutil
 import sys
@@ -224,11 +225,11 @@ def _forget_endpoint_contexts(app: object, patched: set[int]) -> None:
     if not isinstance(cache, dict):
         return
     for endpoint in _endpoints(app):
-        wrapped, seen = endpoint, set()
-        while wrapped is not None and id(wrapped) not in seen:
-            seen.add(id(wrapped))
-            wrapped = getattr(wrapped, "__wrapped__", None)
-        if seen & patched:
+        try:
+            innermost = inspect.unwrap(endpoint, stop=lambda f: id(f) in patched)
+        except ValueError:  # a cycle of wrappers: looked up afresh, to be safe
+            innermost = None
+        if innermost is None or id(innermost) in patched:
             cache.pop(id(endpoint), None)
 
 
