@@ -60,7 +60,7 @@ def test_the_pyc_is_the_one_pytest_writes_itself(tmp_path: Path) -> None:
                               if k != "PYTHONDONTWRITEBYTECODE"})
     assert ran.returncode == 0, ran.stdout + ran.stderr
     written = (tmp_path / "__pycache__" / rewritten.pyc_name(test_file.name)).read_bytes()
-    ours = rewritten.rewritten_pyc(ASSERTS, str(test_file))
+    ours = rewritten.rewritten_pyc(ASSERTS.encode(), str(test_file))
     assert ours is not None
     assert ours[:16] == written[:16]  # magic number, flags, source hash
     # marshal's bytes depend on reference counts in the writing process; the code must not
@@ -76,7 +76,7 @@ def _code_tree(code: CodeType) -> list[tuple[object, ...]]:
 @pytest.mark.parametrize("code", [WARNS, BROKEN, "x = 1\n" * (rewritten.SIZE_LIMIT_BYTES // 6 + 1)],
                          ids=["warns", "syntax-error", "too-large"])
 def test_a_file_that_warns_or_fails_to_compile_is_left_to_its_test_process(code: str) -> None:
-    assert rewritten.rewritten_pyc(code, "/tmp/test_probe.py") is None
+    assert rewritten.rewritten_pyc(code.encode(), "/tmp/test_probe.py") is None
 
 
 def _run(workdir: Path, code: str, *, isolated: bool = True) -> ExecutionResult:

@@ -281,8 +281,9 @@ class Executor:
         nonce = secrets.token_hex(16)
         # The code travels as a memory file straight to the test process: the worker, whose
         # memory later sandboxes inherit, never holds it.
+        source = code.encode("utf-8")
         code_file = os.memfd_create("test")
-        os.write(code_file, code.encode("utf-8"))
+        os.write(code_file, source)
         address = urlsplit(base_url)
         request: dict[str, Any] = {
             "nonce": nonce, "timeout_s": self.timeout_s,
@@ -300,7 +301,7 @@ class Executor:
         if runner == PYTEST:
             # Compiled for the sandbox's path; pytest points the code at another path itself
             # when it loads it (without the sandbox each execution has its own folder).
-            pyc = rewritten_pyc(code, f"{SCRATCH}/{request['test_name']}")
+            pyc = rewritten_pyc(source, f"{SCRATCH}/{request['test_name']}")
             if pyc is not None:
                 code_files.append(os.memfd_create("pyc"))
                 os.write(code_files[-1], pyc)

@@ -35,10 +35,9 @@ PYC_FOLDER = "__pycache__"
 HASH_CHECKED = "source_hash" in inspect.signature(rewrite._write_pyc_fp).parameters
 
 
-def rewritten_pyc(code: str, path: str) -> bytes | None:
-    """The pyc pytest would write for `code` imported as a test module from `path` (the path the
-    test process sees), or None when its test process must rewrite it itself."""
-    source = code.encode("utf-8")
+def rewritten_pyc(source: bytes, path: str) -> bytes | None:
+    """The pyc pytest would write for `source` imported as a test module from `path` (the path
+    the test process sees), or None when its test process must rewrite it itself."""
     if not HASH_CHECKED or len(source) > SIZE_LIMIT_BYTES:
         return None
     return _compiled(source, path)
