@@ -8,6 +8,7 @@ import json
 import signal
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,36 @@ def test_ray_nodes_get_no_model_keys_unless_a_generator_uses_a_model(
                                    generators=(GeneratorSpec("single-step"),),
                                    models=("gpt-5-mini",)), print)
     assert with_model.model_environment().variables["OPENAI_API_KEY"] == "sk-stays-here"
+
+
+def _outcomes(store: Path) -> dict[str, tuple[str, str]]:
+    with sqlite3.connect(store) as db:
+        return {key: (outcome, reason) for key, outcome, reason in
+                db.execute("SELECT key, outcome, reason FROM executions")}
+
+
+def test_executions_left_out_as_never_reached_have_the_outcomes_running_them_gives(
+        tmp_path: Path) -> None:
+    """By default a test is not run on a mutant whose edited statements its run on the original
+    never reached; `--execute-all` runs them, and every outcome is the same."""
+    config = RunConfig(services=("todo",), output_dir=tmp_path / "inferred",
+                       variants=(Variant.PRECISE,), requirements=("TODO-12", "TODO-14", "TODO-24"),
+                       generators=(GeneratorSpec("status-oracle"), GeneratorSpec("golden")))
+    inferred = asyncio.run(run_benchmark(config))
+    executed = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "all",
+                                                 infer_unreached=False)))
+    left_out = _outcomes(tmp_path / "inferred" / "results.sqlite3")
+    ran = _outcomes(tmp_path / "all" / "results.sqlite3")
+    assert left_out.keys() == ran.keys()
+    assert {key: o for key, (o, _) in left_out.items()} == {key: o for key, (o, _) in ran.items()}
+    not_run = [key for key, (_, reason) in left_out.items() if reason == "not run: never reached"]
+    assert len(not_run) == inferred.counts["executions_inferred"] > 0
+    assert executed.counts["executions_inferred"] == 0
+    assert inferred.counts["executions"] + len(not_run) == executed.counts["executions"]
+    assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]
+    # --execute-all on the first run's store runs just what that run left out
+    completed = asyncio.run(run_benchmark(replace(config, infer_unreached=False)))
+    assert completed.counts["executions"] == len(not_run)
+    after = _outcomes(tmp_path / "inferred" / "results.sqlite3")
+    assert {key: o for key, (o, _) in after.items()} == {key: o for key, (o, _) in ran.items()}
+    assert not [key for key, (_, reason) in after.items() if reason == "not run: never reached"]

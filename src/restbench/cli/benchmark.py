@@ -195,11 +195,16 @@ async def _repeat_one(service: Service, repeat: int, database: str,
 @database_option
 @sandbox_option
 @ray_option
+@click.option("--execute-all", is_flag=True,
+              help="Run every test on every mutant, also where its run on the original never "
+                   "reached the code the mutant changes (by default such a run is not made: "
+                   "the test passes there as on the original).")
 def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
         generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
-        timeout_s: float, database: str, no_sandbox: bool, ray: str | None) -> None:
+        timeout_s: float, database: str, no_sandbox: bool, ray: str | None,
+        execute_all: bool) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
@@ -211,7 +216,8 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
             generators=tuple(generator_specs(names, generator_args)),
             models=tuple(split(models)), repetitions=repetitions, output_dir=output_dir,
             workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
-            requirements=tuple(split(requirements)), sandbox=not no_sandbox, ray=ray)
+            requirements=tuple(split(requirements)), sandbox=not no_sandbox, ray=ray,
+            infer_unreached=not execute_all)
         _check_ray(ray)
     except RestbenchError as exc:
         fail(str(exc))
@@ -222,7 +228,9 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
     counts = result.counts
     console.print(f"{counts['generations']} generations made, {counts['generations_reused']} "
                   f"reused; {counts['executions']} executions made, "
-                  f"{counts['executions_reused']} reused", highlight=False)
+                  f"{counts['executions_reused']} reused"
+                  + (f", {counts['executions_inferred']} not needed (the mutated code was never "
+                     "reached)" if counts["executions_inferred"] else ""), highlight=False)
     cost = total_cost(result)
     if cost["usd"] or cost["input_tokens"]:
         console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "

@@ -32,14 +32,16 @@ def require_ray() -> None:
 @contextlib.asynccontextmanager
 async def open_ray_backend(address: str, *, database: DatabaseChoice | str,
                            workers: int | None, timeout_s: float, sandbox: bool, trusted_only: bool,
-                           on_event: EventHandler) -> AsyncIterator[ExecutionBackend]:
+                           on_event: EventHandler, mark_reach: bool = False
+                           ) -> AsyncIterator[ExecutionBackend]:
     """A `RayBackend` connected to the cluster at `address` (`auto`: the local one), with a
     node runner started on every node that offers CPUs; closed (actors gone) on exit."""
     require_ray()
     from restbench.cluster.backend import RayBackend
 
     backend = RayBackend(address, database=database, workers=workers, timeout_s=timeout_s,
-                         sandbox=sandbox, trusted_only=trusted_only, on_event=on_event)
+                         sandbox=sandbox, trusted_only=trusted_only, on_event=on_event,
+                         mark_reach=mark_reach)
     await backend.start()
     try:
         yield backend

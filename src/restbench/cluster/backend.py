@@ -124,8 +124,9 @@ class RayBackend:
 
     def __init__(self, address: str, *, database: DatabaseChoice | str, workers: int | None,
                  timeout_s: float, sandbox: bool, trusted_only: bool,
-                 on_event: EventHandler) -> None:
+                 on_event: EventHandler, mark_reach: bool = False) -> None:
         self.address = address
+        self.mark_reach = mark_reach
         self.database = database
         self.workers = workers
         self.timeout_s = timeout_s
@@ -212,7 +213,8 @@ class RayBackend:
         cpus = int(info.get("Resources", {}).get("CPU", 0))
         actor = _runner_class().options(scheduling_strategy=NodeAffinitySchedulingStrategy(
             info["NodeID"], soft=False)).remote(self.database, self.workers or cpus,
-                                                self.timeout_s, self.sandbox, self.trusted_only)
+                                                self.timeout_s, self.sandbox, self.trusted_only,
+                                                self.mark_reach)
         try:
             answer = await asyncio.wait_for(_awaitable(actor.start.remote()),
                                             NODE_START_TIMEOUT_S)

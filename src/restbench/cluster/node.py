@@ -65,8 +65,9 @@ Report = tuple[str, int, ExecutionResult] | tuple[str, str]
 
 class NodeRunner:
     def __init__(self, database: DatabaseChoice | str, workers: int, timeout_s: float,
-                 sandbox: bool, trusted_only: bool) -> None:
+                 sandbox: bool, trusted_only: bool, mark_reach: bool = False) -> None:
         self.database = database
+        self.mark_reach = mark_reach
         self.workers = workers
         self.timeout_s = timeout_s
         self.sandbox = sandbox
@@ -93,7 +94,7 @@ class NodeRunner:
         scratch: Path = self._stack.enter_context(scratch_folder("restbench-node-"))
         self._scratch = scratch
         self._pool = await self._stack.enter_async_context(
-            ServerPool(scratch / "servers", self.database))
+            ServerPool(scratch / "servers", self.database, mark_reach=self.mark_reach))
         self._executor = await self._stack.enter_async_context(open_executor(
             self.workers, self.timeout_s, scratch / "exec", sandbox=self.sandbox,
             trusted_only=self.trusted_only, on_event=keep))

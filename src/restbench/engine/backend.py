@@ -365,10 +365,11 @@ class LocalBackend:
 @contextlib.asynccontextmanager
 async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
                        database: DatabaseChoice | str, workers: int | None, timeout_s: float,
-                       sandbox: bool, trusted_only: bool,
-                       on_event: EventHandler) -> AsyncIterator[ExecutionBackend]:
+                       sandbox: bool, trusted_only: bool, on_event: EventHandler,
+                       mark_reach: bool = False) -> AsyncIterator[ExecutionBackend]:
     """This machine's backend, or with `ray` (a cluster address or `auto`) a `RayBackend` whose
-    nodes each open their own pool and executor with these settings."""
+    nodes each open their own pool (marking reach if asked, see serving.reach) and executor
+    with these settings."""
     if ray is None:
         async with LocalBackend(pool, executor) as local:
             yield local
@@ -377,5 +378,5 @@ async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
 
     async with open_ray_backend(ray, database=database, workers=workers, timeout_s=timeout_s,
                                 sandbox=sandbox, trusted_only=trusted_only,
-                                on_event=on_event) as backend:
+                                on_event=on_event, mark_reach=mark_reach) as backend:
         yield backend

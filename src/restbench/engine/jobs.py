@@ -12,6 +12,7 @@ from pathlib import Path
 from restbench.engine.events import EventHandler, Notice
 from restbench.execution import ExecutionResult, Executor, SandboxUnavailable
 from restbench.mutation import Implementation
+from restbench.mutation.apply import ORIGINAL
 from restbench.serving import RunningServer
 
 # A queue of executions on one implementation gets another server only when each would still
@@ -32,9 +33,11 @@ Done = Callable[[Job, ExecutionResult], None]
 
 
 async def execute_on(executor: Executor, server: RunningServer, job: Job) -> ExecutionResult:
-    """Runs `job` on `server` (already reset), with the HTTP exchanges the server recorded."""
+    """Runs `job` on `server` (already reset), with the HTTP exchanges the server recorded and,
+    on the original, the mutants the test never reached."""
     result = await executor.execute(job.code, server, name=job.label, runner=job.runner)
-    return replace(result, exchanges=tuple(await server.exchanges()))
+    unreached = tuple(await server.unreached()) if job.implementation.id == ORIGINAL else ()
+    return replace(result, exchanges=tuple(await server.exchanges()), unreached=unreached)
 
 
 @contextlib.asynccontextmanager

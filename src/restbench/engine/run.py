@@ -61,13 +61,17 @@ class RunConfig:
     sandbox: bool = True  # False: --no-sandbox, generated tests run without isolation
     requirements: tuple[str, ...] = ()  # ids or globs (FS-1*); empty: every requirement
     ray: str | None = None  # execute on this Ray cluster (an address or "auto"); see cluster
+    # A test that never ran a mutant's edited code on the original gets the original's outcome
+    # on it without running (serving.reach); False: --execute-all, every execution runs.
+    infer_unreached: bool = True
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
                 "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),
-                "requirements": list(self.requirements)}
+                "requirements": list(self.requirements),
+                "infer_unreached": self.infer_unreached}
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,10 @@ def runner_of(generation: GenerationRow) -> str:
     return str(generation.details.get("runner", "pytest"))
 
 
+UNREACHED_REASON = "not run: never reached"
+UNREACHED_OUTPUT = ("Not run: on the original, this test passed without running any statement "
+                    "this implementation's edit changes, so it would pass here too (restbench run "
+                    "--execute-all runs it anyway).")
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
 
 
@@ -141,7 +149,9 @@ class _Runner:
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self._remote: GenerationBackend | None = None
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
-                       "executions": 0, "executions_reused": 0}
+                       "executions": 0, "executions_reused": 0, "executions_inferred": 0}
+        # By the key of a test's execution on the original: what it never reached there.
+        self._unreached: dict[str, tuple[str, ...]] = {}
 
     def _choose_services_for_database(self) -> None:
         """A service named on purpose must support the database; by default, those that do run."""
@@ -287,18 +297,20 @@ class _Runner:
     async def _execute_test(self, g: GenerationRow) -> None:
         implementations = self._implementations[g.service]
         await self._run_targets(g, [ORIGINAL])
-        original = self.store.outcome(execution_key(
-            g.code_sha, implementations[ORIGINAL], self.config.timeout_s, self.database.kind,
-            runner_of(g)))
-        if original != Outcome.PASS.value:
+        original_key = execution_key(g.code_sha, implementations[ORIGINAL], self.config.timeout_s,
+                                     self.database.kind, runner_of(g))
+        if self.store.outcome(original_key) != Outcome.PASS.value:
             return
         service = next(s for s in self.services if s.name == g.service)
+        unreached = set(self._unreached.get(original_key, ())) \
+            if self.config.infer_unreached else set()
         await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
-                                + [b.id for b in service.data.benign])
+                                + [b.id for b in service.data.benign], unreached)
 
-    async def _run_targets(self, g: GenerationRow, targets: list[str]) -> None:
-        """Executes `g` on `targets`, each unless the store has it or another test with the
-        same code already runs it there."""
+    async def _run_targets(self, g: GenerationRow, targets: list[str],
+                           unreached: set[str] | None = None) -> None:
+        """Executes `g` on `targets`, each unless the store has it, another test with the same
+        code already runs it there, or it is `unreached` (the original's pass is recorded)."""
         jobs, waits = [], []
         for target in targets:
             implementation = self._implementations[g.service][target]
@@ -308,8 +320,12 @@ class _Runner:
                 waits.append(self._executions[key])
                 continue
             self._executions[key] = asyncio.get_running_loop().create_future()
-            if self.store.outcome(key) is not None:
+            if self._stored_outcome(key) is not None:
                 self.counts["executions_reused"] += 1
+                self._executions[key].set_result(None)
+                continue
+            if unreached and target in unreached:
+                self._save_inferred(g, implementation, key)
                 self._executions[key].set_result(None)
                 continue
             jobs.append(Job(g.code, implementation, g.requirement, key, runner_of(g)))
@@ -325,8 +341,25 @@ class _Runner:
         if waits:
             await asyncio.gather(*waits)
 
+    def _stored_outcome(self, key: str) -> str | None:
+        """The store's outcome for `key`; with --execute-all, none for an execution an earlier
+        run left out as never reached (it is run now)."""
+        if self.config.infer_unreached:
+            return self.store.outcome(key)
+        row = self.store.execution(key)
+        return None if row is None or row.reason == UNREACHED_REASON else row.outcome
+
+    def _save_inferred(self, g: GenerationRow, implementation: Implementation, key: str) -> None:
+        self.store.save_execution(ExecutionRow(
+            key, digest_code(g.code), implementation.service.name, implementation.id,
+            implementation.fingerprint(), Outcome.PASS.value, UNREACHED_REASON, 0.0,
+            UNREACHED_OUTPUT, [], []))
+        self.counts["executions_inferred"] += 1
+
     async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
         def save(job: Job, result: ExecutionResult) -> None:
+            if result.unreached:
+                self._unreached[job.key] = result.unreached
             self.store.save_execution(ExecutionRow(
                 job.key, digest_code(job.code), job.implementation.service.name,
                 job.implementation.id, job.implementation.fingerprint(), result.outcome.value,
@@ -428,7 +461,8 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     try:
         with scratch_folder("restbench-run-") as scratch:
             trusted_only = all(_trusted(g) for _, g in runner.generators)
-            async with ServerPool(Path(scratch) / "servers", config.database) as pool:
+            async with ServerPool(Path(scratch) / "servers", config.database,
+                                  mark_reach=config.infer_unreached) as pool:
                 if config.ray is None:  # the launcher starts while the test workers do
                     pool.prepare(runner.services)
                 async with open_executor(config.workers, config.timeout_s,
@@ -438,7 +472,8 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
                         open_backend(config.ray, pool, executor, database=config.database,
                                      workers=config.workers, timeout_s=config.timeout_s,
                                      sandbox=config.sandbox, trusted_only=trusted_only,
-                                     on_event=on_event) as backend:
+                                     on_event=on_event,
+                                     mark_reach=config.infer_unreached) as backend:
                     runner.start_executions(backend)
                     try:
                         generations = await runner.generate(pool, executor)

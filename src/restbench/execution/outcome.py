@@ -35,6 +35,9 @@ class ExecutionResult:
     reason: str = ""
     tests: tuple[TestReport, ...] = ()
     exchanges: tuple[dict[str, Any], ...] = field(default=())
+    # On the original: the mutants and benign variants whose edited code the test never ran
+    # (serving.reach); the same test would behave the same on them.
+    unreached: tuple[str, ...] = field(default=())
 
     def to_record(self) -> dict[str, Any]:
         return {"outcome": self.outcome.value, "duration_s": self.duration_s,

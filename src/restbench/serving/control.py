@@ -12,13 +12,16 @@ import hmac
 import json
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from restbench.serving.reach import ReachRecorder
 
 CONTROL_PREFIX = "/__restbench__/"
 CONTROL_HEADER = b"x-restbench-control"
 BODY_LIMIT = 2000
 EXCHANGE_LIMIT = 200
-ACTIONS = frozenset({"reset", "exchanges", "busy", "health"})
+ACTIONS = frozenset({"reset", "exchanges", "busy", "health", "unreached"})
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -35,10 +38,12 @@ def _text(body: bytes) -> str:
 class ControlledApp:
     """Serves `app`, plus reset/health/exchanges routes for the harness."""
 
-    def __init__(self, app: ASGIApp, reset: Callable[[], None], token: str) -> None:
+    def __init__(self, app: ASGIApp, reset: Callable[[], None], token: str,
+                 reach: ReachRecorder | None = None) -> None:
         self.app = app
         self.reset = reset
         self.token = token.encode()
+        self.reach = reach  # in a server of the original: what its tests reached
         self.exchanges: list[dict[str, Any]] = []
         self.busy_s = 0.0  # time spent answering the service's requests since the last reset
 
@@ -66,7 +71,11 @@ class ControlledApp:
         """The answer to one of ACTIONS, asked over HTTP on the control socket or over the
         server's hand-off channel (the harness's usual road: no HTTP round trip)."""
         if action == "reset":
+            if self.reach is not None:
+                self.reach.before_reset()
             self.reset()
+            if self.reach is not None:
+                self.reach.after_reset()
             self.exchanges.clear()
             self.busy_s = 0.0
             return {"status": "reset"}
@@ -76,6 +85,8 @@ class ControlledApp:
             return {"seconds": self.busy_s}
         if action == "health":
             return {"status": "ok"}
+        if action == "unreached":  # see serving.reach
+            return self.reach.unreached() if self.reach is not None else []
         raise ValueError(f"unknown control action {action!r}")
 
     async def _recorded(self, scope: Scope, receive: Receive, send: Send) -> None:

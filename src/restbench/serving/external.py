@@ -240,6 +240,9 @@ class ExternalServer:
     async def exchanges(self) -> list[dict[str, Any]]:
         return list(self.proxy.exchanges)
 
+    async def unreached(self) -> list[str]:
+        return []  # what a service in another language runs is not marked: every mutant runs
+
     async def busy_s(self) -> float:
         return self.proxy.busy_s
 

@@ -8,11 +8,13 @@ overlap, a re-import start takes its child 50-100 ms):
 
     {"op": "start", "source": DIR, "database_url": URL, "token": T, "log": FILE,
      "control_socket": PATH, "handoff_socket": PATH[, "original": SERVICE_DIR,
-     "changed": [FILE], "warm_up": BOOL, "warm_up_database": URL, "database_seeded": BOOL]}
+     "changed": [FILE], "warm_up": BOOL, "warm_up_database": URL, "database_seeded": BOOL,
+     "reach_edits": [[ID, FILE, TEXT], ...]]}
         -> {"ok": true, "pid": P, "port": N, "switch": HOW, "cpu_s": S, "warm_template": NAME}
            | {"ok": false, "error": "..."}
     {"op": "stop", "pid": P} -> {"ok": true}
-    {"op": "load", "original": SERVICE_DIR, "warm_up": BOOL, "warm_up_database": URL}
+    {"op": "load", "original": SERVICE_DIR, "warm_up": BOOL, "warm_up_database": URL,
+     "reach_edits": [[ID, FILE, TEXT], ...]}
         -> {"ok": BOOL, "warm_template": NAME}  (the original imported ahead of its first start)
 
 With "original" (the service's own folder) and "changed" (the files of DIR that differ from it),
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from restbench.serving import inline_sync, memory_folders, originals
+from restbench.serving import inline_sync, memory_folders, originals, reach
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -70,6 +72,7 @@ SCRATCH_ROOT = memory_folders.memory_root()
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()
 _warm_up_folders: list[Path] = []
+_reach_plans: dict[str, reach.ReachPlan] = {}  # by original root, made in `_plan_reach`
 
 
 def _preload(postgres: bool) -> None:
@@ -119,6 +122,10 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         else:
             switch = originals.activate(original, Path(request["source"]),
                                         list(request.get("changed", [])))
+        reach_plan = _reach_plans.get(request.get("original", ""))
+        recorder = reach.install(original, reach_plan) \
+            if original is not None and reach_plan is not None and switch == originals.PATCH \
+            and not request.get("changed") else None
         import uvicorn
 
         from restbench.serving.control import ControlledApp
@@ -131,7 +138,8 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
             app = service_main.create_app(request["database_url"])
         else:
             switch = originals.WARM_APP
-        controlled = ControlledApp(app, lambda: service_main.reset(app), request["token"])
+        controlled = ControlledApp(app, lambda: service_main.reset(app), request["token"],
+                                   recorder)
         # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
         # and without it every kept-alive response stalls ~40 ms on delayed ACKs.
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -314,6 +322,21 @@ def _load_original(request: dict[str, Any]) -> None:
     gc.freeze()
 
 
+def _plan_reach(original: originals.Original, request: dict[str, Any]) -> None:
+    """Once per service, from the first request that brings its edits: which statements the
+    original's servers mark (see serving.reach)."""
+    root = request["original"]
+    edits = request.get("reach_edits")
+    if not edits or root in _reach_plans:
+        return
+    try:
+        _reach_plans[root] = reach.plan(original, [tuple(edit) for edit in edits])
+    except Exception as exc:  # noqa: BLE001 - without a plan every test runs on every mutant
+        print(f"restbench launcher: no reach plan for {root}: {exc!r}", file=sys.stderr)
+        _reach_plans[root] = reach.ReachPlan()
+    gc.freeze()
+
+
 @dataclass
 class _Starting:
     """A server forked and not yet reported: its start report comes through `read_fd`."""
@@ -333,6 +356,7 @@ def _begin_start(request: dict[str, Any]) -> _Starting:
     original = _originals.get(request.get("original", ""))
     if original is not None:
         originals.prepare(original, list(request.get("changed", [])))
+        _plan_reach(original, request)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -457,6 +481,8 @@ def _perform(request: dict[str, Any], children: set[int]) -> dict[str, Any]:
     if request["op"] == "load":
         _load_original(request)
         original = _originals.get(request.get("original", ""))
+        if original is not None:
+            _plan_reach(original, request)
         return {"ok": original is not None,
                 "warm_template": original.template_database if original else None}
     if request["op"] == "stop":

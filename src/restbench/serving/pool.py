@@ -31,7 +31,7 @@ from restbench.errors import ServiceStartError
 from restbench.execution import channel
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
-from restbench.mutation.apply import ORIGINAL
+from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.mutation.start_errors import start_failure
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
@@ -152,6 +152,15 @@ class RunningServer:
         except ControlFailed:
             return []
 
+    async def unreached(self) -> list[str]:
+        """On a server of the original started with `mark_reach`: the mutants and benign
+        variants whose edited statements the requests since the last reset never ran (see
+        serving.reach); else, or if the server cannot say, none."""
+        try:
+            return [str(i) for i in await self._control("unreached")]
+        except ControlFailed:
+            return []
+
     async def busy_s(self) -> float:
         """Seconds the service spent answering requests since the last reset (benchmarks)."""
         return float((await self._control("busy"))["seconds"])
@@ -164,6 +173,15 @@ class RunningServer:
 
     def log_tail(self, limit: int = 600) -> str:
         return log_tail(self.log_file, limit)
+
+
+def _edits(service: Service) -> list[list[str]]:
+    """(implementation id, file, edited text) of each mutant and benign variant: what the
+    launcher plans the original's marks from."""
+    return [[implementation.id, Path(implementation.edit.file).as_posix(),
+             edited_text(implementation)[1]]
+            for implementation in implementations_of(service).values()
+            if implementation.edit is not None]
 
 
 async def _connect_handoff(path: Path) -> socket.socket | None:
@@ -199,9 +217,12 @@ class ServerPool:
     without, every server imports its implementation afresh (slower; for comparisons)."""
 
     def __init__(self, workdir: Path, database: DatabaseChoice | str = "sqlite", *,
-                 switch_mutants: bool = True) -> None:
+                 switch_mutants: bool = True, mark_reach: bool = False) -> None:
         self.workdir = workdir
         self.switch_mutants = switch_mutants
+        # Servers of an original report which mutants each test never reached (serving.reach).
+        self.mark_reach = mark_reach and switch_mutants
+        self._reach_sent: set[str] = set()
         self.database = DatabaseChoice.parse(database)
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
@@ -256,7 +277,7 @@ class ServerPool:
         source = self._source_for(implementations_of(service)[ORIGINAL])
         warm_up = await self._warm_up_request(service, source)
         answer = await self._ask({"op": "load", "original": str(service.root.resolve()),
-                                  **warm_up})
+                                  **warm_up, **self._reach_request(service)})
         self._remember_template(service, answer, warm_up)
         return bool(answer["ok"])
 
@@ -417,6 +438,8 @@ class ServerPool:
             request.update(original=str(service.root.resolve()),
                            changed=[Path(edit.file).as_posix()] if edit else [],
                            database_seeded=template is not None, **warm_up)
+            if edit is None:
+                request.update(self._reach_request(service))
         try:
             answer = await self._ask(request)
         except BaseException:
@@ -436,6 +459,14 @@ class ServerPool:
         server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)
         return server
+
+    def _reach_request(self, service: Service) -> dict[str, Any]:
+        """The first time a service's original is asked for, with `mark_reach`: its edits, for
+        the launcher's reach plan (serving.reach)."""
+        if not self.mark_reach or service.name in self._reach_sent:
+            return {}
+        self._reach_sent.add(service.name)
+        return {"reach_edits": _edits(service)}
 
     async def _warm_up_request(self, service: Service, source: Path) -> dict[str, Any]:
         """How the launcher warms up `service`'s original app: on a SQLite file of its own, or
