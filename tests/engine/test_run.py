@@ -16,6 +16,9 @@ import pytest
 from restbench.benchmark import Variant
 from restbench.engine import RunConfig, run_benchmark
 from restbench.generators import GeneratorSpec
+from restbench.reports.export import write_results
+from restbench.reports.load import load_run
+from restbench.reports.stryker import stryker_report
 from tests.cli_helpers import restbench, start_interruptible
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -194,6 +197,12 @@ def test_executions_left_out_as_never_reached_have_the_outcomes_running_them_giv
     assert executed.counts["executions_inferred"] == 0
     assert inferred.counts["executions"] + len(not_run) == executed.counts["executions"]
     assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]
+    # the mutation-testing report says why such a mutant survived
+    write_results(inferred, tmp_path / "inferred")
+    report = stryker_report(load_run(tmp_path / "inferred"), "status-oracle", "-", "precise")
+    reasons = [m.get("statusReason") for f in report["files"].values() for m in f["mutants"]
+               if m["status"] == "Survived"]
+    assert "not run: never reached" in reasons
     # --execute-all on the first run's store runs just what that run left out
     completed = asyncio.run(run_benchmark(replace(config, infer_unreached=False)))
     assert completed.counts["executions"] == len(not_run)

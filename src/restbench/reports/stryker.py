@@ -77,6 +77,8 @@ def _mutant(service: Service, mutant: Mutant, requirement: str, source: str,
     if mutant.id in record.killed(mutants):
         return entry | {"status": "Killed", "killedBy": [test_id],
                         "statusReason": (on_mutant.reason if on_mutant else "") or "killed"}
+    if on_mutant is not None and on_mutant.reason:  # e.g. "not run: never reached"
+        entry["statusReason"] = on_mutant.reason
     return entry | {"status": "Survived"}
 
 
