@@ -18,7 +18,9 @@ from restbench.mutation import implementations_of
 from restbench.serving import ServerPool, originals, reach
 
 ORIGINAL_MAIN = textwrap.dedent('''\
-    """A module with one function that edits change."""
+    """A module with functions that edits change."""
+
+    import functools
 
     LIMIT = 3
 
@@ -37,6 +39,11 @@ ORIGINAL_MAIN = textwrap.dedent('''\
         return label, value
 
 
+    @functools.cache
+    def settings():
+        return {"limit": LIMIT}
+
+
     def create_app(database_url):
         return None
 ''')
@@ -48,6 +55,7 @@ EDITS = {
     "inserted": ("        value = 0\n", "        value = 0\n        value = -1\n"),
     "new-local": ('label = "small"', 'labels = "small"'),  # `labels` becomes a local
     "constant": ("LIMIT = 3", "LIMIT = 4"),  # import time: not a patch edit, always run
+    "cached": ('return {"limit": LIMIT}', 'return {"limit": LIMIT + 1}'),
 }
 
 
@@ -87,12 +95,29 @@ def test_marked_code_behaves_as_the_original_and_records_what_ran(
     recorder.after_reset()
     assert recorder.unreached() == sorted(plan.needs)  # nothing ran yet
     assert classify(5) == ("big", 5)
-    assert recorder.unreached() == ["else-branch"]
+    assert recorder.unreached() == ["cached", "else-branch"]
     recorder.before_reset()
     recorder.after_reset()
     assert recorder.unreached() == sorted(plan.needs)  # a reset forgets the last test's run
     assert classify(1) == ("small", 1)
-    assert recorder.unreached() == []
+    assert recorder.unreached() == ["cached"]
+
+
+def test_a_cached_result_counts_as_reached_by_every_later_test_on_the_server(
+        loaded: tuple[originals.Original, reach.ReachPlan]) -> None:
+    """The first test that asks for settings() runs its body; a later test gets the kept
+    result without running it, and still depends on what the body computed."""
+    original, plan = loaded
+    recorder = reach.install(original, plan)
+    settings = original.modules["app.main"].settings
+    recorder.before_reset()
+    recorder.after_reset()
+    assert settings() == {"limit": 3}
+    assert "cached" not in recorder.unreached()
+    recorder.before_reset()
+    recorder.after_reset()
+    assert settings() == {"limit": 3}  # from the cache: no statement of it runs
+    assert "cached" not in recorder.unreached()
 
 
 def test_what_ran_while_starting_or_resetting_counts_for_every_test() -> None:

@@ -14,11 +14,17 @@ original swaps those code objects in, as a mutant's server swaps in its edit's. 
 records is the statement's number; nothing else about the function changes (same names, same
 lines, same closure), so the original behaves as the original.
 
+It relies on what every execution relies on: a reset returns the service to the same state, so
+a test's run depends on the test and the code alone. Process state that a reset keeps is
+accounted for where it is known: what ran while the server started or reset counts as reached
+by every test, and the statements of a function behind a cache decorator, once run on a server,
+by every later test there (they use its kept result).
+
 Conservative wherever it cannot be exact: lines inserted between statements, changed lines
 outside any statement, and edits that change which names are local to a function (a local that
 is never assigned at run time still shadows a global) count as reached as soon as the function
-runs; what ran while the server started or reset counts as reached by every test; anything but a
-`patch` edit (re-imports, a whole new import, services in other languages) is always run.
+runs; anything but a `patch` edit (re-imports, a whole new import, services in other languages)
+is always run.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import functools
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,6 +40,7 @@ from dataclasses import dataclass, field
 from restbench.serving import originals
 
 MARKER = "__restbench_reached__"
+_LRU_WRAPPER = getattr(functools, "_lru_cache_wrapper", ())  # what cache and lru_cache return
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -61,6 +69,9 @@ class ReachPlan:
     codes: list[tuple[list[types.FunctionType], types.CodeType]] = field(default_factory=list)
     # Implementation id -> the statement numbers whose running means the test reached its edit.
     needs: dict[str, frozenset[int]] = field(default_factory=dict)
+    # Statements of functions whose results a cache keeps across resets (functools.cache,
+    # lru_cache, cached_property): once run on a server, every later test there uses them.
+    kept: frozenset[int] = frozenset()
 
 
 def plan(original: originals.Original, edits: list[tuple[str, str, str]]) -> ReachPlan:
@@ -95,14 +106,36 @@ def plan(original: originals.Original, edits: list[tuple[str, str, str]]) -> Rea
         else:
             if needs:
                 result.needs[implementation_id] = frozenset(needs)
+    cached = _cached_functions(original)
+    kept: set[int] = set()
     for (relative, qualname), function in tracked.items():
+        numbers_of = {s.number for s in _walk(function.statements)}
         marked = _marked_code(original, relative, qualname, files[relative], function)
         if marked is None:  # cannot be marked: whoever needs it is always run
-            numbers_of = {s.number for s in _walk(function.statements)}
             result.needs = {i: n for i, n in result.needs.items() if not n & numbers_of}
             continue
-        result.codes.append((original.functions[(relative, qualname)], marked))
+        live = original.functions[(relative, qualname)]
+        if any(id(f) in cached for f in live):
+            kept |= numbers_of
+        result.codes.append((live, marked))
+    result.kept = frozenset(kept)
     return result
+
+
+def _cached_functions(original: originals.Original) -> set[int]:
+    """The ids of the package's functions behind a cache decorator (module-level, or in a class
+    of the package)."""
+    found: set[int] = set()
+    for module in original.modules.values():
+        values = list(vars(module).values())
+        values += [value for cls in values if isinstance(cls, type)
+                   and cls.__module__ == module.__name__ for value in vars(cls).values()]
+        for value in values:
+            if isinstance(value, _LRU_WRAPPER):
+                found.add(id(getattr(value, "__wrapped__", None)))
+            elif isinstance(value, functools.cached_property):
+                found.add(id(value.func))
+    return found
 
 
 def _original_text(original: originals.Original, relative: str) -> str:
@@ -245,6 +278,7 @@ class ReachRecorder:
 
     def __init__(self, reach_plan: ReachPlan) -> None:
         self.needs = reach_plan.needs
+        self.kept = reach_plan.kept
         self.ran: set[int] = set()
         self.always: set[int] = set()
         self._reset_once = False
@@ -253,6 +287,7 @@ class ReachRecorder:
         if not self._reset_once:  # what ran while the server started
             self.always |= self.ran
             self._reset_once = True
+        self.always |= self.ran & self.kept  # a cached result outlives the reset
         self.ran.clear()
 
     def after_reset(self) -> None:
