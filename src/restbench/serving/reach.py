@@ -57,8 +57,16 @@ class _Tracked:
     """A function some edit changes, with its statements numbered."""
 
     statements: list[_Statement]  # the top-level ones, each with its nested blocks
-    first: int
-    last: int
+    node: Function  # in the launcher's fresh parse of the file, which `_marked_code` marks
+    classes: list[ast.ClassDef]  # the classes it is defined in
+
+    @property
+    def first(self) -> int:
+        return originals._first_line(self.node)
+
+    @property
+    def last(self) -> int:
+        return self.node.end_lineno or self.node.lineno
 
 
 @dataclass
@@ -98,8 +106,7 @@ def plan(original: originals.Original, edits: list[tuple[str, str, str]]) -> Rea
                 if found is None or not statements:
                     needs.clear()
                     break
-                tracked[key] = _Tracked(statements, originals._first_line(found[0]),
-                                        found[0].end_lineno or found[0].lineno)
+                tracked[key] = _Tracked(statements, *found)
             same_scope = _scope(functions[0].__code__) == _scope(new_code)
             needs |= _statements_touched(tracked[key], original.parsed[relative].lines,
                                          text.splitlines(), same_scope)
@@ -110,11 +117,11 @@ def plan(original: originals.Original, edits: list[tuple[str, str, str]]) -> Rea
     kept: set[int] = set()
     for (relative, qualname), function in tracked.items():
         numbers_of = {s.number for s in _walk(function.statements)}
-        marked = _marked_code(original, relative, qualname, files[relative], function)
+        live = original.functions.get((relative, qualname), [])
+        marked = _marked_code(files[relative], function, live)
         if marked is None:  # cannot be marked: whoever needs it is always run
             result.needs = {i: n for i, n in result.needs.items() if not n & numbers_of}
             continue
-        live = original.functions[(relative, qualname)]
         if any(id(f) in cached for f in live):
             kept |= numbers_of
         result.codes.append((live, marked))
@@ -221,35 +228,29 @@ def _statements_touched(function: _Tracked, old_lines: list[str], new_lines: lis
     return touched or whole
 
 
-def _marked_code(original: originals.Original, relative: str, qualname: str, tree: ast.Module,
-                 function: _Tracked) -> types.CodeType | None:
-    """The function's code with a marker call before each numbered statement, compiled as the
-    patch way compiles an edited function; None if it would not fit the live function."""
-    found = _find_function(tree, qualname)
-    if found is None:
+def _marked_code(tree: ast.Module, function: _Tracked, live: list[types.FunctionType]
+                 ) -> types.CodeType | None:
+    """The function's code with a marker call before each numbered statement, compiled (in
+    `tree`, the file's parse) as the patch way compiles an edited function; None if it would not
+    fit the `live` function objects."""
+    if not live:
         return None
-    node, classes = found
+    node, classes = function.node, function.classes
     numbered = iter(_walk(function.statements))
 
     def mark(block: list[ast.stmt]) -> list[ast.stmt]:
+        """`block` with markers; its nested blocks are marked in place, in `_numbered`'s order."""
         marked: list[ast.stmt] = []
         for statement in block:
             number = next(numbered).number
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(statement, name, None)
-                if isinstance(inner, list) and inner and _runs_inside(statement):
-                    setattr(statement, name, mark(inner))
-            for holder in [*getattr(statement, "handlers", []), *getattr(statement, "cases", [])]:
-                holder.body = mark(holder.body)
+            for inner in _blocks(statement):
+                inner[:] = mark(inner)
             call = ast.Expr(ast.Call(ast.Name(MARKER, ast.Load()), [ast.Constant(number)], []))
             marked += [ast.fix_missing_locations(ast.copy_location(call, statement)), statement]
         return marked
 
     docstring = node.body[:len(node.body) - len(originals._without_docstring(node.body))]
     node.body = docstring + mark(originals._without_docstring(node.body))
-    live = original.functions.get((relative, qualname))
-    if not live:
-        return None
     code = originals._compiled_alone(tree, classes, node, live[0].__code__.co_filename)
     if code is None or any(_scope(f.__code__) != _scope(code)
                            or f.__code__.co_freevars != code.co_freevars for f in live):
@@ -266,10 +267,6 @@ def _scope(code: types.CodeType) -> tuple[object, ...]:
     return (code.co_varnames[:parameters], frozenset(code.co_varnames),
             frozenset(code.co_cellvars), frozenset(code.co_freevars), code.co_flags,
             code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
-
-
-def _runs_inside(statement: ast.stmt) -> bool:
-    return not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
 
 
 class ReachRecorder:
