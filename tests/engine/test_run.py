@@ -209,3 +209,20 @@ def test_executions_left_out_as_never_reached_have_the_outcomes_running_them_giv
     after = _outcomes(tmp_path / "inferred" / "results.sqlite3")
     assert {key: o for key, (o, _) in after.items()} == {key: o for key, (o, _) in ran.items()}
     assert not [key for key, (_, reason) in after.items() if reason == "not run: never reached"]
+
+
+def test_on_the_node_js_ledger_executions_left_out_have_the_outcomes_running_them_gives(
+        tmp_path: Path) -> None:
+    """The same on the ledger, whose original's servers run with V8's coverage probe
+    (serving.node_reach)."""
+    config = RunConfig(services=("ledger",), output_dir=tmp_path / "inferred",
+                       variants=(Variant.PRECISE,), requirements=("LED-02", "LED-12", "LED-17"),
+                       generators=(GeneratorSpec("status-oracle"), GeneratorSpec("golden")))
+    inferred = asyncio.run(run_benchmark(config))
+    executed = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "all",
+                                                 infer_unreached=False)))
+    left_out = _outcomes(tmp_path / "inferred" / "results.sqlite3")
+    ran = _outcomes(tmp_path / "all" / "results.sqlite3")
+    assert {key: o for key, (o, _) in left_out.items()} == {key: o for key, (o, _) in ran.items()}
+    assert inferred.counts["executions_inferred"] > 0
+    assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]

@@ -32,6 +32,7 @@ from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation
 from restbench.serving.logs import log_tail
+from restbench.serving.node_reach import NodePlan, NodeReachProbe
 from restbench.serving.proxy import RecordingProxy
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ class ExternalServer:
     values: dict[str, str]
     database_url: str = ""
     reset_s: list[float] = field(default_factory=list)  # how long each reset took
+    reach: NodeReachProbe | None = None  # on an original's server: what each test ran
     # Kept for every reset: a new httpx client builds an SSL context (~20 ms of CPU), even for
     # a plain-HTTP request, and the harness resets before every execution.
     _reset_client: httpx.AsyncClient | None = field(default=None, repr=False)
@@ -186,7 +188,7 @@ class ExternalServer:
     async def reset(self) -> None:
         """Back to the seed state through the manifest's reset; forgets the exchanges."""
         reset = self.manifest.reset
-        name = f"{self.implementation.service.name} {self.implementation.id}"
+        name = self._name
         started = time.perf_counter()
         if self.process.returncode is not None:
             raise ServiceStartError(f"{name} exited with {self.process.returncode}; log: "
@@ -241,7 +243,15 @@ class ExternalServer:
         return list(self.proxy.exchanges)
 
     async def unreached(self) -> list[str]:
-        return []  # what a service in another language runs is not marked: every mutant runs
+        """On an original's server with a reach probe (serving.node_reach): the mutants and
+        benign variants whose changed lines nothing ran since the last call; else none."""
+        if self.reach is None:
+            return []
+        return await self.reach.unreached(self._name)
+
+    @property
+    def _name(self) -> str:
+        return f"{self.implementation.service.name} {self.implementation.id}"
 
     async def busy_s(self) -> float:
         return self.proxy.busy_s
@@ -251,6 +261,8 @@ class ExternalServer:
 
     async def stop(self) -> None:
         await self.proxy.close()
+        if self.reach is not None:
+            await self.reach.close()
         if self._reset_client is not None:
             await self._reset_client.aclose()
         if self.process.returncode is None:
@@ -267,9 +279,10 @@ class ExternalServer:
 
 
 async def start_external(implementation: Implementation, replica: int, copy: Path,
-                         database_url: str) -> ExternalServer:
+                         database_url: str, reach: NodePlan | None = None) -> ExternalServer:
     """Starts one instance from `copy` (a materialized, built implementation folder) and waits
-    until its ready route answers 200."""
+    until its ready route answers 200. With `reach` (an original's server), it runs with the
+    reach probe."""
     service = implementation.service
     manifest = service.manifest
     assert manifest is not None
@@ -283,6 +296,10 @@ async def start_external(implementation: Implementation, replica: int, copy: Pat
     log_file = copy / f"replica-{replica}.log"
     command = [fill(part, values) for part in manifest.start.command]
     extra = {key: fill(value, values) for key, value in manifest.start.env.items()}
+    probe = None if reach is None else NodeReachProbe(reach, tree)
+    if probe is not None:
+        command = probe.command(command)
+        extra.update(probe.environment)
     with log_file.open("ab") as log:
         try:
             process = await asyncio.create_subprocess_exec(
@@ -290,6 +307,8 @@ async def start_external(implementation: Implementation, replica: int, copy: Pat
                 env=clean_environment(HOME=str(data_dir), **extra), start_new_session=True,
                 preexec_fn=_die_with_harness)
         except OSError as exc:
+            if probe is not None:
+                await probe.close()
             raise ServiceStartError(f"{name} did not start: cannot run {command[0]!r}: "
                                     f"{exc.strerror}") from None
     upstream = f"http://127.0.0.1:{port}"
@@ -299,9 +318,11 @@ async def start_external(implementation: Implementation, replica: int, copy: Pat
         hidden.add((reset.method, reset.path))
     proxy = RecordingProxy(upstream, hidden)
     server = ExternalServer(implementation, replica, process, port, log_file, proxy, tree,
-                            values, database_url)
+                            values, database_url, reach=probe)
     try:
         await _wait_ready(server, upstream, name)
+        if probe is not None:
+            await probe.started(name)
         await proxy.start()
     except BaseException:
         await server.stop()

@@ -33,11 +33,13 @@ from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.mutation.start_errors import start_failure
+from restbench.serving import node_reach
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
 from restbench.serving.memory_folders import make_held, memory_root, release, sweep_orphans
+from restbench.serving.node_reach import NodePlan
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
@@ -223,6 +225,7 @@ class ServerPool:
         # Servers of an original report which mutants each test never reached (serving.reach).
         self.mark_reach = mark_reach and switch_mutants
         self._reach_sent: set[str] = set()
+        self._node_plans: dict[str, NodePlan | None] = {}
         self.database = DatabaseChoice.parse(database)
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
@@ -398,7 +401,8 @@ class ServerPool:
             self._databases.create, source,
             f"{implementation.service.name}-{implementation.id}-{replica}")
         try:
-            server = await start_external(implementation, replica, source, database_url)
+            server = await start_external(implementation, replica, source, database_url,
+                                          self._node_plan(implementation))
         except ServiceStartError as exc:
             if database_url:
                 await asyncio.to_thread(self._databases.drop, database_url)
@@ -409,6 +413,15 @@ class ServerPool:
             raise
         self._external.append(server)
         return server
+
+    def _node_plan(self, implementation: Implementation) -> NodePlan | None:
+        """With `mark_reach`, for an original of a Node.js service: its reach plan."""
+        service = implementation.service
+        if not self.mark_reach or implementation.id != ORIGINAL:
+            return None
+        if service.name not in self._node_plans:
+            self._node_plans[service.name] = node_reach.plan(service)
+        return self._node_plans[service.name]
 
     async def start(self, implementation: Implementation, replica: int = 0,
                     ) -> RunningServer | ExternalServer:
