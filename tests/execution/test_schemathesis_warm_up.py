@@ -21,13 +21,17 @@ from restbench.generators.baselines.schemathesis_checks import SchemathesisGener
 from restbench.generators.tasks import make_task
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
+from tests.generators.test_schemathesis_cases import drawing_version
 
 
-def _schemathesis_test(base_url: str, document: dict[str, Any]) -> str:
+async def _schemathesis_test(base_url: str, document: dict[str, Any]) -> str:
+    """A test that draws its requests with Schemathesis in the test process (the baseline's
+    tests draw theirs when written; a model's test may well draw in the sandbox)."""
     todo = resolve_services(["todo"])[0]
     with make_task(todo, todo.requirement("TODO-05"), Variant.PRECISE, document,
                    base_url) as task:
-        return SchemathesisGenerator(examples="5").generate(task).code
+        return drawing_version((await SchemathesisGenerator(examples="5").generate(task)).code,
+                               dict(task.seed.path))
 
 
 def _requests(exchanges: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -45,13 +49,14 @@ def test_a_schemathesis_test_sends_the_same_requests_warmed_and_fresh(tmp_path: 
 
             await server.reset()
             result = await executor.execute(
-                _schemathesis_test("http://localhost:8000", document), server, name="warmed")
+                await _schemathesis_test("http://localhost:8000", document), server,
+                name="warmed")
             warmed = await server.exchanges()
 
             fresh_folder = tmp_path / "fresh"
             fresh_folder.mkdir()
             (fresh_folder / "test_fresh.py").write_text(
-                _schemathesis_test(server.base_url, document))
+                await _schemathesis_test(server.base_url, document))
             (fresh_folder / "pytest.ini").write_text("[pytest]\n")
             await server.reset()
             process = await asyncio.to_thread(

@@ -1,11 +1,13 @@
 """`schemathesis`: Schemathesis's property-based contract checks on the requirement's operations.
 
 The generated test embeds the part of the OpenAPI document these operations need (the contract
-of the original service: a mutant may change what its own /openapi.json says), logs in with the
-service's `auth` block, and for each operation lets Schemathesis generate valid requests
-(positive mode) and check every answer. Same file, same implementation -> same requests: a fixed
-seed (derandomized Hypothesis), no example database, a bounded number of examples, and no
-shrinking (which would only add calls; a failure found is a failure).
+of the original service: a mutant may change what its own /openapi.json says) and, for each
+operation, the valid requests (positive mode) Schemathesis generates for it: drawn once, when the
+test is written (`schemathesis_cases`), with a fixed seed (derandomized Hypothesis), no example
+database and a bounded number of examples. The test logs in with the service's `auth` block,
+sends each operation's requests in order and checks every answer, as Schemathesis's own run
+would: the first failing request ends the operation's requests and is sent once more (Hypothesis
+runs a failing example again to report it; there is no shrinking, which would only add calls).
 
 Checks, and why these:
 - not_a_server_error: the crash oracle every fuzzer has.
@@ -20,11 +22,13 @@ which need Schemathesis's stateful runner and links between operations.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from restbench.errors import GeneratorError
 from restbench.generators.base import GeneratedTest, GenerationTask
 from restbench.generators.baselines.openapi import needed_schemas, operation_or_fail
+from restbench.generators.baselines.schemathesis_cases import CaseDrawer
 from restbench.generators.baselines.source import header, literal, test_file, test_name
 
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",
@@ -33,7 +37,6 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
 IMPORTS = '''
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -44,7 +47,6 @@ from schemathesis.specs.openapi.checks import (
 
 BASE_URL = {base_url!r}  # the sandbox sends it to the implementation under test
 TIMEOUT_S = 10
-EXAMPLES = {examples}
 CHECKS = [
     {checks},
 ]
@@ -62,27 +64,42 @@ def _auth_headers():
     return {{LOGIN["header"]: LOGIN["format"].replace("{{token}}", token)}} if token else {{}}
 
 
+def _failure(operation, drawn, session, headers):
+    """Sends one drawn request and checks the answer; what failed, or None. As in a Hypothesis
+    run: several failed checks at once (a FailureGroup, not an Exception) end it at once; any
+    other exception has the request sent once more, and that second run is what counts (an error
+    other than a failed check propagates)."""
+    def send():
+        operation.Case(**drawn).call_and_validate(base_url=BASE_URL, session=session,
+                                                  checks=CHECKS, headers=headers,
+                                                  timeout=TIMEOUT_S)
+
+    try:
+        send()
+        return None
+    except Exception:
+        pass
+    except BaseExceptionGroup as failures:
+        return str(failures).strip()[:1500]
+    try:
+        send()
+    except (AssertionError, BaseExceptionGroup) as failure:
+        return str(failure).strip()[:1500]
+    return "failed on the first call but not on the second"
+
+
 def {name}():
     headers = _auth_headers()
     session = requests.Session()
     schema = schemathesis.openapi.from_dict(DOCUMENT)
     failures = []
-    for method, path, needs_auth in OPERATIONS:
-        known = {{k: v for k, v in PATH_PARAMETERS.items() if "{{" + k + "}}" in path}}
-        strategy = schema[path][method].as_strategy(path_parameters=known or None)
-
-        @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
-                  print_blob=False)
-        @given(case=strategy)
-        def check(case):
-            case.call_and_validate(base_url=BASE_URL, session=session, checks=CHECKS,
-                                   headers=headers if needs_auth else None, timeout=TIMEOUT_S)
-
-        try:
-            check()
-        except (AssertionError, BaseExceptionGroup) as failure:  # a FailureGroup is the latter
-            failures.append(f"{{method}} {{path}}: {{str(failure).strip()[:1500]}}")
+    for (method, path, needs_auth), cases in zip(OPERATIONS, CASES):
+        operation = schema[path][method]
+        for drawn in cases:
+            failure = _failure(operation, drawn, session, headers if needs_auth else None)
+            if failure is not None:
+                failures.append(f"{{method}} {{path}}: {{failure}}")
+                break
     assert not failures, "Schemathesis found failures:\\n" + "\\n".join(failures)
 '''
 
@@ -113,7 +130,9 @@ class SchemathesisGenerator:
     name = "schemathesis"
     trusted = True  # restbench writes its tests itself: they may run without the sandbox
     refines = False
-    cacheable = False  # writing the file is cheaper than a store lookup, and picks up data edits
+    # Drawing is cheap beside the executions it saves, and a file written anew picks up data
+    # edits; the draws of one process are kept (precise and vague give the same file).
+    cacheable = False
 
     def __init__(self, examples: str = "10") -> None:  # -a schemathesis.examples=25
         if not str(examples).isdigit() or int(examples) < 1:
@@ -121,7 +140,7 @@ class SchemathesisGenerator:
                                  f"number, not {examples!r}")
         self.examples = int(examples)
 
-    def generate(self, task: GenerationTask) -> GeneratedTest:
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
         document = task.openapi
         operations = [operation_or_fail(document, label) for label in task.operations]
         login = task.auth
@@ -134,14 +153,37 @@ class SchemathesisGenerator:
                           "format": login.format}
         needs_auth = [[o.method, o.path, login is not None and o.needs_auth(document)]
                       for o in operations]
+        trimmed = trimmed_document(document, task.operations)
+        cases = await CASE_DRAWER.draw_async(trimmed, [(o.method, o.path) for o in operations],
+                                             dict(task.seed.path), self.examples)
         code = test_file(
-            header(self.name, task, "Schemathesis generates valid requests for each of these "
-                   f"operations ({self.examples} examples at most, fixed seed) and checks every "
-                   f"answer: {', '.join(CHECKS)}."),
-            IMPORTS.format(base_url=task.base_url, examples=self.examples,
+            header(self.name, task, "Schemathesis generated valid requests for each of these "
+                   f"operations when this file was written ({self.examples} examples at most, "
+                   f"fixed seed); the test sends them and checks every answer: "
+                   f"{', '.join(CHECKS)}."),
+            IMPORTS.format(base_url=task.base_url,
                            checks=",\n    ".join(CHECKS)),
             literal("LOGIN", login_data), literal("OPERATIONS", needs_auth),
-            literal("PATH_PARAMETERS", dict(task.seed.path)),
-            literal("DOCUMENT", trimmed_document(document, task.operations)),
+            literal("DOCUMENT", trimmed),
+            "# The requests Schemathesis drew for each operation, in order.\n"
+            + checked_literal("CASES", cases),
             TEST.format(name=test_name("schemathesis", task)))
-        return GeneratedTest(code, details={"examples": self.examples})
+        return GeneratedTest(code, details={"examples": self.examples,
+                                            "requests": sum(len(c) for c in cases)})
+
+
+def checked_literal(name: str, value: Any) -> str:
+    """`literal`, after checking that the text reads back as the same value (a drawn value that
+    Python cannot write as a literal, such as an infinite float, would change on the way)."""
+    text = literal(name, value)
+    try:
+        same = ast.literal_eval(text.partition(" = ")[2]) == value
+    except (ValueError, SyntaxError):
+        same = False
+    if not same:
+        raise GeneratorError(f"generator 'schemathesis': a drawn request for {name} cannot be "
+                             f"written as a Python literal")
+    return text
+
+
+CASE_DRAWER = CaseDrawer()

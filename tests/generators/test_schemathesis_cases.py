@@ -1,0 +1,131 @@
+"""The `schemathesis` baseline draws its requests when it writes the test. Its tests must send
+exactly the requests, and end with exactly the outcomes, of the test that drew them in the
+sandbox (the baseline's test before), on the original and on mutants where a check fails."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from restbench.benchmark import Variant, resolve_services
+from restbench.errors import GeneratorError
+from restbench.execution import Executor
+from restbench.generators.baselines.schemathesis_cases import draw_cases
+from restbench.generators.baselines.schemathesis_checks import (
+    SchemathesisGenerator,
+    checked_literal,
+)
+from restbench.generators.tasks import make_task
+from restbench.mutation import implementations_of
+from restbench.serving import ServerPool
+
+# The baseline's test function as it was when every test process drew its own requests.
+DRAWING_TEST = '''
+EXAMPLES = 10
+PATH_PARAMETERS = {path_parameters!r}
+
+
+def test_drawing():
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    headers = _auth_headers()
+    session = requests.Session()
+    schema = schemathesis.openapi.from_dict(DOCUMENT)
+    failures = []
+    for method, path, needs_auth in OPERATIONS:
+        known = {{k: v for k, v in PATH_PARAMETERS.items() if "{{" + k + "}}" in path}}
+        strategy = schema[path][method].as_strategy(path_parameters=known or None)
+
+        @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck),
+                  print_blob=False)
+        @given(case=strategy)
+        def check(case):
+            case.call_and_validate(base_url=BASE_URL, session=session, checks=CHECKS,
+                                   headers=headers if needs_auth else None, timeout=TIMEOUT_S)
+
+        try:
+            check()
+        except (AssertionError, BaseExceptionGroup) as failure:  # a FailureGroup is the latter
+            failures.append(f"{{method}} {{path}}: {{str(failure).strip()[:1500]}}")
+    assert not failures, "Schemathesis found failures"
+'''
+
+# (requirement, implementations): the original, mutants whose answers fail one check (the
+# failing request is sent a second time) and several checks at once (a FailureGroup: once).
+CASES = (("TODO-13", ("original", "TODO-13-M1")), ("TODO-06", ("original", "TODO-06-M1")))
+
+
+def _requests(exchanges: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(e["method"], e["url"], e["request_body"]) for e in exchanges]
+
+
+def test_drawn_tests_send_the_requests_and_end_as_tests_that_draw_in_the_sandbox(
+        tmp_path: Path) -> None:
+    todo = resolve_services(["todo"])[0]
+    implementations = implementations_of(todo)
+
+    async def scenario() -> list[tuple[str, str, Any, Any]]:
+        seen = []
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(2, 60, tmp_path / "scratch") as executor:
+            server = await pool.start(implementations["original"])
+            async with httpx.AsyncClient() as client:
+                document = (await client.get(f"{server.base_url}/openapi.json")).json()
+            await pool.stop(server)
+            for requirement, targets in CASES:
+                with make_task(todo, todo.requirement(requirement), Variant.PRECISE, document,
+                               "http://localhost:8000") as task:
+                    drawn = (await SchemathesisGenerator().generate(task)).code
+                    drawing = drawing_version(drawn, dict(task.seed.path))
+                for target in targets:
+                    server = await pool.start(implementations[target])
+                    runs = []
+                    for code in (drawn, drawing):
+                        await server.reset()
+                        result = await executor.execute(code, server, name="schemathesis")
+                        runs.append((result.outcome.value, _requests(await server.exchanges())))
+                    await pool.stop(server)
+                    seen.append((requirement, target, *runs))
+        return seen
+
+    seen = asyncio.run(scenario())
+    outcomes = {(requirement, target): drawn[0] for requirement, target, drawn, _ in seen}
+    assert outcomes == {("TODO-13", "original"): "pass", ("TODO-13", "TODO-13-M1"): "fail",
+                        ("TODO-06", "original"): "pass", ("TODO-06", "TODO-06-M1"): "fail"}
+    for requirement, target, drawn, drawing in seen:
+        assert drawn == drawing, (requirement, target)
+    assert len(seen[0][2][1]) > 10  # a log-in, Schemathesis's requests and its probes
+
+
+def drawing_version(code: str, path_parameters: dict[str, Any]) -> str:
+    """The same file with the test that draws in the sandbox in place of the drawn cases."""
+    head = code[:code.index("# The requests Schemathesis drew")]
+    helpers = code[code.index("def _auth_headers"):code.index("def _failure")]
+    return head + helpers + DRAWING_TEST.format(path_parameters=path_parameters)
+
+
+def test_draws_do_not_depend_on_the_process_or_on_what_it_drew_before() -> None:
+    document = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/items": {
+        "post": {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "count": {"type": "integer"}}}}}},
+                 "responses": {"201": {"description": "made"}}}}}}
+    first = draw_cases(document, [("POST", "/items")], {}, 10)
+    again = draw_cases(document, [("POST", "/items")], {}, 10)
+    assert first == again
+    assert 1 < len(first[0]) <= 10
+    assert all(case["media_type"] == "application/json" and "name" in case["body"]
+               for case in first[0])
+
+
+def test_a_drawn_value_python_cannot_write_back_is_refused() -> None:
+    assert ast.literal_eval(checked_literal("CASES", [[{"body": "\ud800x"}]])
+                            .partition(" = ")[2]) == [[{"body": "\ud800x"}]]
+    with pytest.raises(GeneratorError, match="cannot be written as a Python literal"):
+        checked_literal("CASES", [[{"body": float("inf")}]])
