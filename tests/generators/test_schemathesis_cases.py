@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 from restbench.benchmark import Variant, resolve_services
 from restbench.errors import GeneratorError
 from restbench.execution import Executor
-from restbench.generators.baselines.schemathesis_cases import draw_cases
+from restbench.generators.baselines.schemathesis_cases import CaseDrawer, draw_cases
 from restbench.generators.baselines.schemathesis_checks import (
     SchemathesisGenerator,
     checked_literal,
@@ -129,3 +132,24 @@ def test_a_drawn_value_python_cannot_write_back_is_refused() -> None:
                             .partition(" = ")[2]) == [[{"body": "\ud800x"}]]
     with pytest.raises(GeneratorError, match="cannot be written as a Python literal"):
         checked_literal("CASES", [[{"body": float("inf")}]])
+
+
+def test_a_draw_after_the_helper_died_runs_in_a_new_helper() -> None:
+    document = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/ping": {
+        "get": {"parameters": [{"name": "n", "in": "query", "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "ok"}}}}}}
+    drawer = CaseDrawer()
+    try:
+        first = drawer.draw(document, [("GET", "/ping")], {}, 5).result(timeout=120)
+        helper = drawer._helper()
+        for pid in list(helper._processes):  # type: ignore[union-attr]
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not helper._broken and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            time.sleep(0.05)
+        assert drawer.draw(document, [("GET", "/ping")], {}, 5).result(timeout=1) == first
+        again = drawer.draw(document, [("GET", "/ping")], {}, 3).result(timeout=120)
+        assert drawer._helper() is not helper
+        assert 1 <= len(again[0]) <= 3
+    finally:
+        drawer.close()

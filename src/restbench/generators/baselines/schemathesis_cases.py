@@ -23,6 +23,7 @@ import multiprocessing
 import signal
 import sys
 import threading
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 # The seed of every draw. The tests used to draw in the sandbox with `derandomize=True`, which
@@ -98,7 +99,8 @@ def _helper_start() -> None:
 
 
 class CaseDrawer:
-    """Draws in one helper process (started on first use), each distinct draw once."""
+    """Draws in one helper process (started on first use), each distinct draw once. A draw that
+    failed is tried again when asked for again, in a new helper if the last one died."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -111,14 +113,24 @@ class CaseDrawer:
         key = hashlib.sha256(json.dumps([document, operations, path_parameters, examples],
                                         sort_keys=True, default=str).encode()).hexdigest()
         with self._lock:
-            if key not in self._draws:
-                if self._pool is None:
-                    self._pool = concurrent.futures.ProcessPoolExecutor(
-                        max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                        initializer=_helper_start)
-                self._draws[key] = self._pool.submit(draw_cases, document, operations,
-                                                     path_parameters, examples)
-            return self._draws[key]
+            known = self._draws.get(key)
+            if known is not None and not (known.done() and known.exception() is not None):
+                return known
+            arguments = (document, operations, path_parameters, examples)
+            try:
+                future = self._helper().submit(draw_cases, *arguments)
+            except BrokenProcessPool:  # the helper died (killed, out of memory): a new one
+                self._pool = None
+                future = self._helper().submit(draw_cases, *arguments)
+            self._draws[key] = future
+            return future
+
+    def _helper(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_helper_start)
+        return self._pool
 
     async def draw_async(self, *args: Any) -> list[list[DrawnCase]]:
         return await asyncio.wrap_future(self.draw(*args))
