@@ -8,7 +8,6 @@ import ast
 import asyncio
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -141,15 +140,29 @@ def test_a_draw_after_the_helper_died_runs_in_a_new_helper() -> None:
     drawer = CaseDrawer()
     try:
         first = drawer.draw(document, [("GET", "/ping")], {}, 5).result(timeout=120)
-        helper = drawer._helper()
-        for pid in list(helper._processes):  # type: ignore[union-attr]
-            os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 60
-        while not helper._broken and time.monotonic() < deadline:  # type: ignore[attr-defined]
-            time.sleep(0.05)
+        helper = drawer._helper
+        assert helper is not None
+        os.kill(helper.pid, signal.SIGKILL)
+        helper.wait(timeout=60)
         assert drawer.draw(document, [("GET", "/ping")], {}, 5).result(timeout=1) == first
         again = drawer.draw(document, [("GET", "/ping")], {}, 3).result(timeout=120)
-        assert drawer._helper() is not helper
+        assert drawer._helper is not helper
         assert 1 <= len(again[0]) <= 3
+    finally:
+        drawer.close()
+
+
+def test_a_draw_that_fails_says_why_and_the_helper_goes_on() -> None:
+    document = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/x": {
+        "get": {"parameters": [{"name": "n", "in": "query", "required": True,
+                                "schema": {"type": "integer", "minimum": 5, "maximum": 1}}],
+                "responses": {"200": {"description": "ok"}}}}}}
+    drawer = CaseDrawer()
+    try:
+        with pytest.raises(RuntimeError) as failure:
+            drawer.draw(document, [("GET", "/x")], {}, 5).result(timeout=120)
+        assert "exited" not in str(failure.value) and str(failure.value)
+        document["paths"]["/x"]["get"]["parameters"][0]["schema"]["maximum"] = 9
+        assert drawer.draw(document, [("GET", "/x")], {}, 5).result(timeout=120)[0]
     finally:
         drawer.close()

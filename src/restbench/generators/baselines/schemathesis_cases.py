@@ -7,24 +7,27 @@ generator draws them here, once per test, and writes them into the file, which s
 them without drawing again. The draws were ~45% of the CPU of every execution of such a test
 (the test runs on the original, its requirement's mutants and the benign variants).
 
-The draws run in a helper process of their own: they take 30-150 ms of CPU per test, which would
-stall the harness's event loop, and Hypothesis keeps process-wide state (the constants of the
-"local" modules it has seen) that must be the same for every draw.
+The draws run in a helper process of their own (`python -m` this module, talking pickles over
+its standard input and output): they take 30-150 ms of CPU per test, which would stall the
+harness's event loop, and Hypothesis keeps process-wide state (the constants of the "local"
+modules it has seen) that must be the same for every draw. A plain subprocess, not
+multiprocessing's spawn, which would import the caller's main script again in the helper.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import hashlib
 import json
-import multiprocessing
-import signal
+import os
+import pickle
+import subprocess
 import sys
 import threading
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, BinaryIO
 
 # The seed of every draw. The tests used to draw in the sandbox with `derandomize=True`, which
 # seeds Hypothesis from the digest of the drawing function's source; that function was the same in
@@ -93,9 +96,22 @@ def _forget_local_modules() -> None:
         pass
 
 
-def _helper_start() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the harness's to handle
-    import schemathesis  # noqa: F401 - before the first draw, off its clock
+def _serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    """The helper's loop: (document, operations, path_parameters, examples) in, ("ok", cases)
+    or ("error", reason) out, until its input closes."""
+    import schemathesis  # noqa: F401 - before the first draw
+
+    while True:
+        try:
+            request = pickle.load(requests)
+        except EOFError:
+            return
+        try:
+            answer: tuple[str, Any] = ("ok", draw_cases(*request))
+        except Exception as exc:  # noqa: BLE001 - the generation's error, reported as such
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, answers)
+        answers.flush()
 
 
 class CaseDrawer:
@@ -104,7 +120,9 @@ class CaseDrawer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        # One draw at a time, in this thread, so the caller's event loop never waits on the pipe.
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, "schemathesis-draws")
+        self._helper: subprocess.Popen[bytes] | None = None
         self._draws: dict[str, concurrent.futures.Future[list[list[DrawnCase]]]] = {}
 
     def draw(self, document: dict[str, Any], operations: list[tuple[str, str]],
@@ -116,28 +134,60 @@ class CaseDrawer:
             known = self._draws.get(key)
             if known is not None and not (known.done() and known.exception() is not None):
                 return known
-            arguments = (document, operations, path_parameters, examples)
-            try:
-                future = self._helper().submit(draw_cases, *arguments)
-            except BrokenProcessPool:  # the helper died (killed, out of memory): a new one
-                self._pool = None
-                future = self._helper().submit(draw_cases, *arguments)
+            future = self._thread.submit(self._ask, (document, operations, path_parameters,
+                                                     examples))
             self._draws[key] = future
             return future
-
-    def _helper(self) -> concurrent.futures.ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_helper_start)
-        return self._pool
 
     async def draw_async(self, *args: Any) -> list[list[DrawnCase]]:
         return await asyncio.wrap_future(self.draw(*args))
 
+    def _ask(self, request: tuple[Any, ...]) -> list[list[DrawnCase]]:
+        helper = self._running_helper()
+        assert helper.stdin is not None and helper.stdout is not None
+        try:
+            pickle.dump(request, helper.stdin)
+            helper.stdin.flush()
+            status, value = pickle.load(helper.stdout)
+        except (OSError, EOFError, pickle.UnpicklingError):
+            self._stop_helper()
+            raise RuntimeError("the helper process that draws Schemathesis requests exited "
+                               "(it is started again for the next draw)") from None
+        if status != "ok":
+            raise RuntimeError(value)
+        return value  # type: ignore[no-any-return]
+
+    def _running_helper(self) -> subprocess.Popen[bytes]:
+        if self._helper is None or self._helper.poll() is not None:
+            self._helper = subprocess.Popen(
+                [sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=True)  # Ctrl-C is the harness's to handle
+        return self._helper
+
+    def _stop_helper(self) -> None:
+        helper, self._helper = self._helper, None
+        if helper is not None:
+            with contextlib.suppress(OSError):
+                helper.kill()
+            helper.wait()
+            for stream in (helper.stdin, helper.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+
     def close(self) -> None:
+        """Stops the helper (it also stops by itself once this process has gone)."""
         with self._lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            self._thread.submit(self._stop_helper).result()
             self._draws.clear()
+
+
+def _main() -> None:
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # whatever else prints goes to stderr, not into the answers
+    _serve(sys.stdin.buffer, answers)
+
+
+if __name__ == "__main__":
+    _main()
