@@ -8,11 +8,13 @@ for constants, and Schemathesis builds its strategies and validators. A child fo
 warm-up inherits all of it and pays only for what its own document adds (measured here: the
 first Schemathesis run in a fresh child cost ~50-80 ms of CPU more than a second one).
 
-The warm-up runs the flow of the `schemathesis` baseline's tests (`generators.baselines.
-schemathesis_checks`) on a representative document, against a stub service on the loopback
-that answers some requests right and some wrong (failure reports are built the first time too).
-What it leaves behind are caches keyed by code and arguments, never drawn values: a test's
-requests are the same with or without it.
+The warm-up draws requests and checks the answers with the `schemathesis` baseline's checks on a
+representative document, against a stub service on the loopback that answers some requests
+right and some wrong (failure reports are built the first time too). The baseline's own tests
+no longer draw (their requests are drawn when they are written, `generators.baselines.
+schemathesis_cases`) and use only the checking half; tests that draw in the sandbox, as a
+model's may, use both. What it leaves behind are caches keyed by code and arguments, never
+drawn values: a test's requests are the same with or without it.
 """
 
 from __future__ import annotations

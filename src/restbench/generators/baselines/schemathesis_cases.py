@@ -82,8 +82,9 @@ def _plain(case: Any) -> DrawnCase:
 
 
 def _forget_local_modules() -> None:
-    """Hypothesis also draws values from the constants of the user's own ("local") modules it
-    finds loaded. In a test process none counts (the test file's name excludes it; the worker
+    """The twin of execution.schemathesis_warm_up._skip_loaded_modules_for_hypothesis (the layers
+    may not import each other). Hypothesis also draws values from the constants of the user's own
+    ("local") modules it finds loaded. In a test process none counts (the test file's name excludes it; the worker
     marks its own modules as seen, see execution.schemathesis_warm_up), so none may count here:
     every module loaded so far is marked as seen (the helper process is new, so nothing is in
     the pool yet, and what the draws import is installed code)."""

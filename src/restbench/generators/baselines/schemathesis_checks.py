@@ -161,8 +161,7 @@ class SchemathesisGenerator:
                    f"operations when this file was written ({self.examples} examples at most, "
                    f"fixed seed); the test sends them and checks every answer: "
                    f"{', '.join(CHECKS)}."),
-            IMPORTS.format(base_url=task.base_url,
-                           checks=",\n    ".join(CHECKS)),
+            IMPORTS.format(base_url=task.base_url, checks=",\n    ".join(CHECKS)),
             literal("LOGIN", login_data), literal("OPERATIONS", needs_auth),
             literal("DOCUMENT", trimmed),
             "# The requests Schemathesis drew for each operation, in order.\n"
