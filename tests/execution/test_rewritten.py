@@ -109,3 +109,34 @@ def test_a_warning_from_rewriting_still_reaches_the_output(tmp_path: Path) -> No
     result = _run(tmp_path, WARNS)
     assert result.outcome is Outcome.PASS
     assert "assertion is always true" in result.output, result.output
+
+
+def test_each_file_is_compiled_once_while_its_pyc_fits_and_the_oldest_goes_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[bytes] = []
+    real = rewritten._compiled
+
+    def counting(source: bytes, path: str) -> bytes | None:
+        compiled.append(source)
+        return real(source, path)
+
+    monkeypatch.setattr(rewritten, "_compiled", counting)
+    files = [f"def test_{n}():\n    assert {n} == {n}\n".encode() for n in range(4)]
+    one_pyc = len(real(files[0], "/tmp/test_a.py") or b"")
+    cache = rewritten._PycCache(3 * (one_pyc + rewritten.ENTRY_OVERHEAD_BYTES))
+    for _ in range(3):  # a run coming back to the same files: compiled once each
+        for source in files[:3]:
+            assert cache.get(source, "/tmp/test_a.py") == real(source, "/tmp/test_a.py")
+    assert compiled == files[:3]
+    cache.get(files[0], "/tmp/test_a.py")  # used again: files[1] is now the oldest
+    cache.get(files[3], "/tmp/test_a.py")  # no room left: files[1] goes
+    for source in (files[0], files[2], files[3], files[1]):
+        cache.get(source, "/tmp/test_a.py")
+    assert compiled == [*files, files[1]]
+    assert cache.size <= cache.limit
+    compiled.clear()
+    assert cache.get(files[2], "/tmp/test_b.py") is not None
+    assert compiled == [files[2]], "another path gives another pyc"
+    assert cache.get(BROKEN.encode(), "/tmp/test_a.py") is None
+    assert cache.get(BROKEN.encode(), "/tmp/test_a.py") is None
+    assert compiled[1:] == [BROKEN.encode()], "a file that does not compile is remembered too"

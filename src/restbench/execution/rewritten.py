@@ -18,17 +18,23 @@ before. Compiling is not running: nothing of the test executes in the harness.
 from __future__ import annotations
 
 import ast
-import functools
+import hashlib
 import importlib.util
 import inspect
 import io
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 from _pytest.assertion import rewrite
 
 SIZE_LIMIT_BYTES = 1024**2  # larger files are rewritten by their test process, as pytest does
-CACHED_FILES = 512  # a service's files for a few generators; each pyc is ~5-20 KiB
+# The pycs kept, by size, so that a run's files all fit (the default run's 668 are 3-25 KiB
+# each, 7.3 MiB in all). A cache counted in files (512) was too small for that run: executions
+# come back to a file after hundreds of others, and it compiled its 668 files 1,789 times, ~6 s
+# of CPU on the event loop.
+CACHE_LIMIT_BYTES = 128 * 1024**2
+ENTRY_OVERHEAD_BYTES = 200  # the key and the bookkeeping: a file remembered as None counts too
 PYC_FOLDER = "__pycache__"
 # pytest before 9.2 checked its pycs against the source's mtime, which only the test process
 # knows: with such a pytest every test process rewrites its file itself, as before.
@@ -40,7 +46,7 @@ def rewritten_pyc(source: bytes, path: str) -> bytes | None:
     the test process sees), or None when its test process must rewrite it itself."""
     if not HASH_CHECKED or len(source) > SIZE_LIMIT_BYTES:
         return None
-    return _compiled(source, path)
+    return _CACHE.get(source, path)
 
 
 def pyc_name(test_name: str) -> str:
@@ -55,7 +61,34 @@ def place_pyc(workdir: str, test_name: str, pyc: bytes) -> None:
     (folder / pyc_name(test_name)).write_bytes(pyc)
 
 
-@functools.lru_cache(maxsize=CACHED_FILES)
+class _PycCache:
+    """Least recently used pycs up to `limit` bytes, by a digest of the path and the source
+    (the sources themselves are not kept). A file that cannot be compiled here is remembered
+    as such (None)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.hits = self.misses = 0
+        self._pycs: OrderedDict[bytes, bytes | None] = OrderedDict()
+
+    def get(self, source: bytes, path: str) -> bytes | None:
+        key = hashlib.sha256(path.encode() + b"\0" + source).digest()
+        if key in self._pycs:
+            self.hits += 1
+            self._pycs.move_to_end(key)
+            return self._pycs[key]
+        self.misses += 1
+        pyc = self._pycs[key] = _compiled(source, path)
+        self.size += len(pyc or b"") + ENTRY_OVERHEAD_BYTES
+        while self.size > self.limit and len(self._pycs) > 1:
+            self.size -= len(self._pycs.popitem(last=False)[1] or b"") + ENTRY_OVERHEAD_BYTES
+        return pyc
+
+
+_CACHE = _PycCache(CACHE_LIMIT_BYTES)
+
+
 def _compiled(source: bytes, path: str) -> bytes | None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
