@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import httpx
 from restbench.benchmark import Variant, resolve_services
 from restbench.execution import Executor
 from restbench.execution.environment import clean_environment
+from restbench.execution.executor import imports_schemathesis
 from restbench.generators.baselines.schemathesis_checks import SchemathesisGenerator
 from restbench.generators.tasks import make_task
 from restbench.mutation import implementations_of
@@ -97,3 +99,63 @@ def test_the_worker_modules_lend_hypothesis_no_constants(tmp_path: Path) -> None
     assert process.returncode == 0, process.stderr[-2000:]
     assert "warm-up incomplete" not in process.stderr
     assert process.stdout.split() == ["False", "True", "1"]
+
+
+def test_tests_that_import_schemathesis_are_told_apart() -> None:
+    for code in ("import schemathesis\n", "from schemathesis.checks import not_a_server_error\n",
+                 "import requests, schemathesis\n", "def test_x():\n    import schemathesis\n",
+                 "import os\nfrom schemathesis import openapi\n"):
+        assert imports_schemathesis(code), code
+    for code in ("import requests\n", "# import schemathesis\n", "import schemathesis_extra\n",
+                 "NOTE = 'import schemathesis'\n"):
+        assert not imports_schemathesis(code), code
+
+
+# What the test process found loaded before the test's own imports: the kind of its worker.
+_PLAIN_PROBE = """import sys
+LOADED = [name for name in ("schemathesis", "hypothesis") if name in sys.modules]
+
+
+def test_x():
+    assert LOADED == []
+"""
+_SCHEMATHESIS_PROBE = """import sys
+LOADED = "schemathesis" in sys.modules
+from schemathesis import openapi  # noqa: E402
+
+
+def test_x():
+    assert LOADED and openapi
+"""
+_SCHEMATHESIS_SLEEPER = "import time\nimport schemathesis\n\ndef test_x():\n    time.sleep(20)\n"
+
+
+def test_schemathesis_tests_run_in_workers_of_their_own_kind(tmp_path: Path) -> None:
+    """Plain workers never load Schemathesis (their forks stay small); tests that import it go
+    to up to `workers` others that warmed it up, started when the first such test comes. A dead
+    one is replaced by one of its kind."""
+    async def scenario() -> None:
+        async with Executor(2, 30, tmp_path / "scratch") as executor:
+            assert [w.schemathesis for w in executor._all] == [False, False]
+            results = await asyncio.gather(*(
+                executor.execute(_SCHEMATHESIS_PROBE if n % 2 else _PLAIN_PROBE,
+                                 "http://127.0.0.1:9", name=f"probe{n}") for n in range(8)))
+            assert [r.outcome.value for r in results] == ["pass"] * 8, \
+                [r.output[-600:] for r in results if r.outcome.value != "pass"]
+            assert sorted(w.schemathesis for w in executor._all) == [False, False, True, True]
+
+            sleeping = asyncio.ensure_future(executor.execute(_SCHEMATHESIS_SLEEPER,
+                                                              "http://127.0.0.1:9"))
+            await asyncio.sleep(1.5)
+            idle = [w for w in executor._all if w.schemathesis and w in
+                    executor._idle[True]._queue]  # type: ignore[attr-defined]
+            busy = next(w for w in executor._all if w.schemathesis and w not in idle)
+            os.kill(busy.process.pid, signal.SIGKILL)
+            assert (await sleeping).reason.startswith("worker failed")
+            after = await asyncio.gather(*(executor.execute(_SCHEMATHESIS_PROBE,
+                                                            "http://127.0.0.1:9")
+                                           for _ in range(3)))
+            assert [r.outcome.value for r in after] == ["pass"] * 3
+            assert sorted(w.schemathesis for w in executor._all) == [False, False, True, True]
+
+    asyncio.run(scenario())

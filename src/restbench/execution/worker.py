@@ -1,12 +1,14 @@
 """A pre-warmed test worker: forks one sandboxed child per execution.
 
-Run as `python -m restbench.execution.worker CHANNEL_FD MOUNT_POINT ISOLATED` with a clean
+Run as `python -m restbench.execution.worker CHANNEL_FD MOUNT_POINT ISOLATED KIND` with a clean
 environment. It imports pytest and the usual HTTP clients and runs pytest once, so that each
-forked child starts warm (tens of ms instead of hundreds). The channel is a SOCK_SEQPACKET socket
-to the harness: one JSON message per packet, file descriptors passed alongside.
+forked child starts warm (tens of ms instead of hundreds); a worker of KIND `schemathesis` also
+warms Schemathesis up, for the tests that import it (the harness sends only those to it). The
+channel is a SOCK_SEQPACKET socket to the harness: one JSON message per packet, file descriptors
+passed alongside.
 
-    harness -> {"nonce", "test_path", "test_name", "timeout_s", "warm_schemathesis",
-                "workdir", "redirect_port"}          (the last two only without isolation)
+    harness -> {"nonce", "test_path", "test_name", "timeout_s", "workdir",
+                "redirect_port"}                     (the last two only without isolation)
                + fds [code, pyc]                      (the pyc when the harness compiled one)
     worker  -> {"event": "started", "nonce"} + fds [output, report, listeners...]
     worker  -> {"event": "finished", "nonce", "timed_out", "duration_s", "status"}
@@ -150,21 +152,12 @@ def _warm_up_jsonschema() -> None:
         {"id": "1", "email": "ann@example.com", "at": "2024-01-01T00:00:00Z", "tags": [1]}))
 
 
-_schemathesis_warm = False
-
-
 def _warm_up_schemathesis() -> None:
-    """Before the first test that imports Schemathesis (the harness says which), imports it and
-    fills its and Hypothesis's caches here, once, not in every child (see
-    schemathesis_warm_up)."""
-    global _schemathesis_warm
-    if _schemathesis_warm:
-        return
-    _schemathesis_warm = True
+    """Imports Schemathesis and fills its and Hypothesis's caches here, once, not in every child
+    (see schemathesis_warm_up)."""
     from restbench.execution import schemathesis_warm_up
 
     schemathesis_warm_up.warm_up()
-    gc.freeze()
 
 
 # ----- the test process (pid 1 of the execution's pid namespace) -----
@@ -512,11 +505,6 @@ def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -
                 prepared.discard()
             return  # the harness is gone (done, interrupted or killed)
         request = json.loads(data)
-        if request.get("warm_schemathesis") and not _schemathesis_warm:
-            _warm_up_schemathesis()  # the prepared sandbox was forked before: prepare anew
-            if prepared is not None:
-                prepared.discard()
-                prepared = None
         try:
             if prepared is None:
                 prepared = _Sandbox(view, mount_point)
@@ -543,10 +531,13 @@ def main() -> None:
     channel = socket.socket(fileno=int(sys.argv[1]))
     mount_point = sys.argv[2]
     isolated = sys.argv[3] == "1"
+    schemathesis = sys.argv[4] == "schemathesis"
     here = os.getcwd()
     sys.path[:] = [entry for entry in sys.path if entry and entry != here]
     view = SandboxView.for_this_interpreter() if isolated else None
     _warm_up()
+    if schemathesis:
+        _warm_up_schemathesis()
     gc.freeze()  # forked children then skip the warm objects when they collect
 
     def serve() -> _Execution | None:
