@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -166,3 +167,32 @@ def test_a_draw_that_fails_says_why_and_the_helper_goes_on() -> None:
         assert drawer.draw(document, [("GET", "/x")], {}, 5).result(timeout=120)[0]
     finally:
         drawer.close()
+
+
+def test_precise_and_vague_give_one_file_whose_literals_are_written_once(
+        todo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from restbench.generators.baselines import schemathesis_checks
+
+    checked: list[str] = []
+    real = schemathesis_checks.checked_literal
+    monkeypatch.setattr(schemathesis_checks, "checked_literal",
+                        lambda name, value: checked.append(name) or real(name, value))
+    todo = resolve_services(["todo"])[0]
+    document = httpx.get(f"{todo_url}/openapi.json").json()
+    generator = SchemathesisGenerator(examples="3")
+
+    async def both() -> list[str]:
+        with contextlib.ExitStack() as stack:
+            tasks = [stack.enter_context(make_task(todo, todo.requirement("TODO-05"), variant,
+                                                   document, "http://localhost:8000"))
+                     for variant in (Variant.PRECISE, Variant.VAGUE)]
+            return [g.code for g in await asyncio.gather(*(generator.generate(task)
+                                                           for task in tasks))]
+
+    precise, vague = asyncio.run(both())
+    assert precise == vague
+    assert checked == ["CASES"]
+    other = SchemathesisGenerator(examples="3")  # a fresh generator writes the same file
+    with make_task(todo, todo.requirement("TODO-05"), Variant.VAGUE, document,
+                   "http://localhost:8000") as task:
+        assert asyncio.run(other.generate(task)).code == precise

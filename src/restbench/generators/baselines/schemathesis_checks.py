@@ -23,6 +23,8 @@ which need Schemathesis's stateful runner and links between operations.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 from typing import Any
 
 from restbench.errors import GeneratorError
@@ -139,6 +141,9 @@ class SchemathesisGenerator:
             raise GeneratorError(f"generator 'schemathesis': examples must be a positive whole "
                                  f"number, not {examples!r}")
         self.examples = int(examples)
+        # The DOCUMENT and CASES literals by the draw they come from: precise and vague write the
+        # same ones, and formatting and checking them is most of what writing a file costs.
+        self._literals: dict[str, tuple[str, str]] = {}
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         document = task.openapi
@@ -154,8 +159,15 @@ class SchemathesisGenerator:
         needs_auth = [[o.method, o.path, login is not None and o.needs_auth(document)]
                       for o in operations]
         trimmed = trimmed_document(document, task.operations)
-        cases = await CASE_DRAWER.draw_async(trimmed, [(o.method, o.path) for o in operations],
-                                             dict(task.seed.path), self.examples)
+        draw = (trimmed, [(o.method, o.path) for o in operations], dict(task.seed.path),
+                self.examples)
+        cases = await CASE_DRAWER.draw_async(*draw)
+        key = hashlib.sha256(json.dumps(draw, sort_keys=True, default=str).encode()).hexdigest()
+        if key not in self._literals:
+            self._literals[key] = (literal("DOCUMENT", trimmed),
+                                   "# The requests Schemathesis drew for each operation, in "
+                                   "order.\n" + checked_literal("CASES", cases))
+        document_literal, cases_literal = self._literals[key]
         code = test_file(
             header(self.name, task, "Schemathesis generated valid requests for each of these "
                    f"operations when this file was written ({self.examples} examples at most, "
@@ -163,9 +175,7 @@ class SchemathesisGenerator:
                    f"{', '.join(CHECKS)}."),
             IMPORTS.format(base_url=task.base_url, checks=",\n    ".join(CHECKS)),
             literal("LOGIN", login_data), literal("OPERATIONS", needs_auth),
-            literal("DOCUMENT", trimmed),
-            "# The requests Schemathesis drew for each operation, in order.\n"
-            + checked_literal("CASES", cases),
+            document_literal, cases_literal,
             TEST.format(name=test_name("schemathesis", task)))
         return GeneratedTest(code, details={"examples": self.examples,
                                             "requests": sum(len(c) for c in cases)})
