@@ -69,16 +69,13 @@ class _PycCache:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self.hits = self.misses = 0
         self._pycs: OrderedDict[bytes, bytes | None] = OrderedDict()
 
     def get(self, source: bytes, path: str) -> bytes | None:
         key = hashlib.sha256(path.encode() + b"\0" + source).digest()
         if key in self._pycs:
-            self.hits += 1
             self._pycs.move_to_end(key)
             return self._pycs[key]
-        self.misses += 1
         pyc = self._pycs[key] = _compiled(source, path)
         self.size += len(pyc or b"") + ENTRY_OVERHEAD_BYTES
         while self.size > self.limit and len(self._pycs) > 1:

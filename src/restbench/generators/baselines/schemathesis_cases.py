@@ -115,6 +115,13 @@ def _serve(requests: BinaryIO, answers: BinaryIO) -> None:
         answers.flush()
 
 
+def draw_key(document: dict[str, Any], operations: list[tuple[str, str]],
+             path_parameters: dict[str, Any], examples: int) -> str:
+    """What tells one draw from another: the same key, the same cases."""
+    return hashlib.sha256(json.dumps([document, operations, path_parameters, examples],
+                                     sort_keys=True, default=str).encode()).hexdigest()
+
+
 class CaseDrawer:
     """Draws in one helper process (started on first use), each distinct draw once. A draw that
     failed is tried again when asked for again, in a new helper if the last one died."""
@@ -129,8 +136,7 @@ class CaseDrawer:
     def draw(self, document: dict[str, Any], operations: list[tuple[str, str]],
              path_parameters: dict[str, Any], examples: int
              ) -> concurrent.futures.Future[list[list[DrawnCase]]]:
-        key = hashlib.sha256(json.dumps([document, operations, path_parameters, examples],
-                                        sort_keys=True, default=str).encode()).hexdigest()
+        key = draw_key(document, operations, path_parameters, examples)
         with self._lock:
             known = self._draws.get(key)
             if known is not None and not (known.done() and known.exception() is not None):

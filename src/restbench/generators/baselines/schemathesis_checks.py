@@ -23,14 +23,12 @@ which need Schemathesis's stateful runner and links between operations.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 from typing import Any
 
 from restbench.errors import GeneratorError
 from restbench.generators.base import GeneratedTest, GenerationTask
 from restbench.generators.baselines.openapi import needed_schemas, operation_or_fail
-from restbench.generators.baselines.schemathesis_cases import CaseDrawer
+from restbench.generators.baselines.schemathesis_cases import CaseDrawer, draw_key
 from restbench.generators.baselines.source import header, literal, test_file, test_name
 
 CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conformance",
@@ -141,9 +139,10 @@ class SchemathesisGenerator:
             raise GeneratorError(f"generator 'schemathesis': examples must be a positive whole "
                                  f"number, not {examples!r}")
         self.examples = int(examples)
-        # The DOCUMENT and CASES literals by the draw they come from: precise and vague write the
-        # same ones, and formatting and checking them is most of what writing a file costs.
-        self._literals: dict[str, tuple[str, str]] = {}
+        # The DOCUMENT and CASES literals and the number of requests, by the draw they come
+        # from: precise and vague write the same ones, and formatting and checking the literals
+        # is most of what writing a file costs.
+        self._written: dict[str, tuple[str, str, int]] = {}
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         document = task.openapi
@@ -161,13 +160,15 @@ class SchemathesisGenerator:
         trimmed = trimmed_document(document, task.operations)
         draw = (trimmed, [(o.method, o.path) for o in operations], dict(task.seed.path),
                 self.examples)
-        cases = await CASE_DRAWER.draw_async(*draw)
-        key = hashlib.sha256(json.dumps(draw, sort_keys=True, default=str).encode()).hexdigest()
-        if key not in self._literals:
-            self._literals[key] = (literal("DOCUMENT", trimmed),
-                                   "# The requests Schemathesis drew for each operation, in "
-                                   "order.\n" + checked_literal("CASES", cases))
-        document_literal, cases_literal = self._literals[key]
+        key = draw_key(*draw)
+        if key not in self._written:
+            cases = await CASE_DRAWER.draw_async(*draw)
+            if key not in self._written:  # the other wording may have awaited the same draw
+                self._written[key] = (literal("DOCUMENT", trimmed),
+                                      "# The requests Schemathesis drew for each operation, in "
+                                      "order.\n" + checked_literal("CASES", cases),
+                                      sum(len(c) for c in cases))
+        document_literal, cases_literal, requests = self._written[key]
         code = test_file(
             header(self.name, task, "Schemathesis generated valid requests for each of these "
                    f"operations when this file was written ({self.examples} examples at most, "
@@ -177,8 +178,7 @@ class SchemathesisGenerator:
             literal("LOGIN", login_data), literal("OPERATIONS", needs_auth),
             document_literal, cases_literal,
             TEST.format(name=test_name("schemathesis", task)))
-        return GeneratedTest(code, details={"examples": self.examples,
-                                            "requests": sum(len(c) for c in cases)})
+        return GeneratedTest(code, details={"examples": self.examples, "requests": requests})
 
 
 def checked_literal(name: str, value: Any) -> str:
