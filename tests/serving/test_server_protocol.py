@@ -1,0 +1,110 @@
+"""The service servers run on uvloop with httptools (launcher.SERVER_LOOP, SERVER_HTTP), chosen
+for speed over asyncio's loop with h11. The choice must not change what a test sees: the same
+raw requests get the same bytes back from both, but the Date header and the letter case of
+header names (h11 writes uvicorn's `Connection: close` as given, httptools's path lowercases it;
+names are case-insensitive in HTTP, and the clients tests use compare them so)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from restbench.benchmark import resolve_services
+from restbench.serving import launcher
+
+SERVE = """
+import socket, sys
+import uvicorn
+sys.path.insert(0, sys.argv[1])
+from restbench.serving import inline_sync
+inline_sync.install()
+from app.main import create_app
+app = create_app(sys.argv[2])
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+sock.bind(("127.0.0.1", 0))
+sock.listen(16)
+print(sock.getsockname()[1], flush=True)
+config = uvicorn.Config(app, loop=sys.argv[3], http=sys.argv[4], ws="none", lifespan="on",
+                        log_level="warning", access_log=False)
+uvicorn.Server(config).run(sockets=[sock])
+"""
+LOGIN = b'{"email": "alice@example.com", "password": "wrong"}'
+# Kept-alive and pipelined on one connection; the last one closes it.
+PIPELINED = b"".join([
+    b"GET /todos HTTP/1.1\r\nHost: localhost:8000\r\n\r\n",
+    b"GET /todos HTTP/1.1\r\nHost: localhost:8000\r\nAuthorization: Bearer nonsense\r\n\r\n",
+    b"GET /no/such/route?x=1 HTTP/1.1\r\nHost: localhost:8000\r\n\r\n",
+    b"DELETE /users/login HTTP/1.1\r\nHost: localhost:8000\r\n\r\n",
+    b"HEAD /todos HTTP/1.1\r\nHost: localhost:8000\r\n\r\n",
+    (b"POST /users/register HTTP/1.1\r\nHost: localhost:8000\r\nContent-Type: application/json"
+     b"\r\nContent-Length: 9\r\n\r\n{\"email\":"),
+    (b"POST /users/register HTTP/1.1\r\nHost: localhost:8000\r\nContent-Type: application/json"
+     b"\r\nContent-Length: 47\r\n\r\n{\"email\": \"x@example.com\", \"password\": \"short\"}"),
+    b"POST /users/login HTTP/1.1\r\nHost: localhost:8000\r\nContent-Type: application/json\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n" + f"{len(LOGIN):x}".encode() + b"\r\n" + LOGIN
+    + b"\r\n0\r\n\r\n",
+    b"POST /users/login HTTP/1.1\r\nHost: localhost:8000\r\nContent-Type: application/json\r\n"
+    b"Content-Length: " + str(len(LOGIN)).encode() + b"\r\nConnection: close\r\n\r\n" + LOGIN,
+])
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, int]]:
+    """The todo service's original under both configurations: name -> port."""
+    service_root = resolve_services(["todo"])[0].root
+    folder = tmp_path_factory.mktemp("protocol")
+    started: dict[str, subprocess.Popen[str]] = {}
+    ports: dict[str, int] = {}
+    try:
+        for name, loop, http in (("asyncio+h11", "asyncio", "h11"),
+                                 ("chosen", launcher.SERVER_LOOP, launcher.SERVER_HTTP)):
+            database = f"sqlite:///{folder / name}.db"
+            process = subprocess.Popen([sys.executable, "-c", SERVE, str(service_root), database,
+                                        loop, http], stdout=subprocess.PIPE, text=True)
+            started[name] = process
+            assert process.stdout is not None
+            ports[name] = int(process.stdout.readline())
+        yield ports
+    finally:
+        for process in started.values():
+            process.kill()
+            process.wait()
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """Sends `data` and reads until the server closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(data)
+        received = []
+        while chunk := connection.recv(65536):
+            received.append(chunk)
+    answer = re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", b"".join(received))
+    return re.sub(rb"\r\n([A-Za-z0-9-]+): ", lambda name: name.group(0).lower(), answer)
+
+
+def test_the_chosen_loop_and_parser_are_not_asyncio_and_h11() -> None:
+    assert (launcher.SERVER_LOOP, launcher.SERVER_HTTP) == ("uvloop", "httptools")
+
+
+def test_pipelined_requests_get_the_same_bytes_from_both(servers: dict[str, int]) -> None:
+    reference = _exchange(servers["asyncio+h11"], PIPELINED)
+    assert reference.count(b"HTTP/1.1 ") == 9, reference  # every request was answered
+    for status in (b"401", b"404", b"405", b"400"):
+        assert b"HTTP/1.1 " + status in reference, status
+    assert _exchange(servers["chosen"], PIPELINED) == reference
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /todos HTTP/1.1\r\nHost: localhost:8000\r\nConnection: close\r\n\r\n",
+    b"GET /todos HTTP/1.0\r\n\r\n",
+], ids=["connection-close", "http-1.0"])
+def test_single_requests_get_the_same_bytes_from_both(servers: dict[str, int],
+                                                      request_bytes: bytes) -> None:
+    reference = _exchange(servers["asyncio+h11"], request_bytes)
+    assert reference.startswith(b"HTTP/1.1 401 "), reference
+    assert _exchange(servers["chosen"], request_bytes) == reference
