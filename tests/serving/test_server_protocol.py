@@ -6,10 +6,13 @@ names are case-insensitive in HTTP, and the clients tests use compare them so)."
 
 from __future__ import annotations
 
+import contextlib
 import re
+import select
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -88,7 +91,58 @@ def _exchange(port: int, data: bytes) -> bytes:
 
 
 def test_the_chosen_loop_and_parser_are_not_asyncio_and_h11() -> None:
-    assert (launcher.SERVER_LOOP, launcher.SERVER_HTTP) == ("uvloop", "httptools")
+    assert (launcher.SERVER_LOOP, launcher.SERVER_HTTP) == (
+        "uvloop", "restbench.serving.bounded_http:BoundedHttpToolsProtocol")
+
+
+def _send_endless_header(port: int) -> bytes:
+    """Sends a head whose header never ends, a KiB at a time, until the server answers; the
+    answer (b"" if it never came within 4 MiB)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(b"GET /todos HTTP/1.1\r\nHost: localhost:8000\r\nX-Endless: ")
+        for _ in range(4096):
+            if select.select([connection], [], [], 0.002)[0]:
+                break
+            try:
+                connection.sendall(b"a" * 1024)
+            except OSError:  # closed by the server: its answer is waiting
+                break
+        received = []
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := connection.recv(65536):
+                received.append(chunk)
+    answer = re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", b"".join(received))
+    return re.sub(rb"\r\n([A-Za-z0-9-]+): ", lambda name: name.group(0).lower(), answer)
+
+
+def _status_and_body(answer: bytes) -> tuple[bytes, bytes]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n")[0], body
+
+
+def test_a_head_without_end_is_refused_as_h11_refused_it(servers: dict[str, int]) -> None:
+    reference = _send_endless_header(servers["asyncio+h11"])
+    assert reference.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in reference
+    # The same status and text, and the connection closed; the headers differ (uvicorn's h11
+    # path sends neither Server nor Content-Length with it).
+    answer = _send_endless_header(servers["chosen"])
+    assert _status_and_body(answer) == _status_and_body(reference)
+    assert b"\r\nconnection: close\r\n" in answer
+
+
+def test_a_head_within_the_bound_is_answered_by_both(servers: dict[str, int]) -> None:
+    """12 KiB of header, in separate chunks: under the bound, so the route answers."""
+    answers = []
+    for name in ("asyncio+h11", "chosen"):
+        with socket.create_connection(("127.0.0.1", servers[name]), timeout=30) as connection:
+            connection.sendall(b"GET /todos HTTP/1.1\r\nHost: localhost:8000\r\n"
+                               b"Connection: close\r\nX-Large: ")
+            for _ in range(12):
+                connection.sendall(b"a" * 1024)
+                time.sleep(0.005)
+            connection.sendall(b"\r\n\r\n")
+            answers.append(b"".join(iter(lambda: connection.recv(65536), b"")))
+    assert all(answer.startswith(b"HTTP/1.1 401 ") for answer in answers), answers
 
 
 def test_pipelined_requests_get_the_same_bytes_from_both(servers: dict[str, int]) -> None:

@@ -54,6 +54,7 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
            "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
            "uvicorn.protocols.http.httptools_impl", "uvicorn.lifespan.on", "httptools",
+           "restbench.serving.bounded_http",
            "uvicorn.loops.uvloop", "uvloop",
            "fastapi.telemetry._runtime",  # imported by FastAPI's lifespan
            # anyio's asyncio backend (cancel scopes, task groups): imported on the first request
@@ -68,9 +69,10 @@ POSTGRES_FLAG = "--postgres"
 # uvloop's event loop and httptools's parser (both C), not asyncio's loop and h11 (pure Python):
 # the default run used ~9% less CPU in all, every answer the same (tests/serving/
 # test_server_protocol.py compares the bytes). Named, not "auto": auto probes for them (and
-# websockets) in every child, where a failed import scans all of sys.path.
+# websockets) in every child, where a failed import scans all of sys.path. The protocol is
+# httptools's with h11's bound on a request's head (serving/bounded_http.py).
 SERVER_LOOP = "uvloop"
-SERVER_HTTP = "httptools"
+SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
 # Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
