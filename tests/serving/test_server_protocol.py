@@ -79,6 +79,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, int]
             process.wait()
 
 
+def _normalized(answer: bytes) -> bytes:
+    """Without Date headers, header names in lower case."""
+    answer = re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", answer)
+    return re.sub(rb"\r\n([A-Za-z0-9-]+): ", lambda name: name.group(0).lower(), answer)
+
+
 def _exchange(port: int, data: bytes) -> bytes:
     """Sends `data` and reads until the server closes the connection."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
@@ -86,8 +92,7 @@ def _exchange(port: int, data: bytes) -> bytes:
         received = []
         while chunk := connection.recv(65536):
             received.append(chunk)
-    answer = re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", b"".join(received))
-    return re.sub(rb"\r\n([A-Za-z0-9-]+): ", lambda name: name.group(0).lower(), answer)
+    return _normalized(b"".join(received))
 
 
 def test_the_chosen_loop_and_parser_are_not_asyncio_and_h11() -> None:
@@ -111,8 +116,7 @@ def _send_endless_header(port: int) -> bytes:
         with contextlib.suppress(ConnectionResetError):
             while chunk := connection.recv(65536):
                 received.append(chunk)
-    answer = re.sub(rb"(?im)^date: [^\r\n]*\r\n", b"", b"".join(received))
-    return re.sub(rb"\r\n([A-Za-z0-9-]+): ", lambda name: name.group(0).lower(), answer)
+    return _normalized(b"".join(received))
 
 
 def _status_and_body(answer: bytes) -> tuple[bytes, bytes]:
