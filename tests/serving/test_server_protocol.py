@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,25 @@ def test_single_requests_get_the_same_bytes_from_both(servers: dict[str, int],
     reference = _exchange(servers["asyncio+h11"], request_bytes)
     assert reference.startswith(b"HTTP/1.1 401 "), reference
     assert _exchange(servers["chosen"], request_bytes) == reference
+
+
+def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path) -> None:
+    """`restbench serve`, for a person to try a service by hand, serves as the harness does."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "restbench.cli", "serve", "todo", "--port",
+                                str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+        answer = _send_endless_header(port)
+        assert answer.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in answer
+    finally:
+        process.kill()
+        process.wait()

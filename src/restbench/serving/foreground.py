@@ -14,6 +14,7 @@ from restbench.errors import MutationError
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
+from restbench.serving.launcher import SERVER_HTTP, SERVER_LOOP
 
 
 def serve_foreground(service: Service, mutant: str | None = None, host: str = "127.0.0.1",
@@ -39,7 +40,9 @@ def serve_foreground(service: Service, mutant: str | None = None, host: str = "1
             from app.main import create_app  # type: ignore[import-not-found]
 
             app = create_app(databases.create(Path(scratch), f"{service.name}-{chosen}"))
-            uvicorn.run(app, host=host, port=port, log_level="info")
+            # the harness's loop and protocol, so a person meets what tests meet
+            uvicorn.run(app, host=host, port=port, log_level="info", loop=SERVER_LOOP,
+                        http=SERVER_HTTP)
         finally:
             databases.close()
 
