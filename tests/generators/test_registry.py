@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -35,6 +36,18 @@ class Incomplete:
     name = "incomplete"
 
 
+class ClosingGenerator(EchoStatusGenerator):
+    """Counts its close() calls; one whose close fails must not cost the run its results."""
+
+    closed: ClassVar[list[str]] = []
+    fail_on_close = False
+
+    def close(self) -> None:
+        ClosingGenerator.closed.append(self.name)
+        if ClosingGenerator.fail_on_close:
+            raise OSError("the model's connection pool was already gone")
+
+
 def test_builtins_are_entry_points() -> None:
     assert {"golden", "files"} <= set(available_generators())
 
@@ -48,6 +61,23 @@ def test_module_attribute_generator_runs_and_its_cost_is_summed(tmp_path: Path) 
     assert (row.input_tokens, row.output_tokens) == (200, 40)
     # valid (200 on the original) but blind to every mutant: they break values or the 404
     assert row.score.validity_rate == 1.0 and row.score.killed == 0
+
+
+@pytest.mark.parametrize("fail_on_close", [False, True])
+def test_a_generator_is_closed_once_its_generations_are_made(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+        fail_on_close: bool) -> None:
+    monkeypatch.setattr(ClosingGenerator, "closed", [])
+    monkeypatch.setattr(ClosingGenerator, "fail_on_close", fail_on_close)
+    spec = GeneratorSpec(f"{__name__}:ClosingGenerator")
+    result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=(spec,),
+                                                 output_dir=tmp_path)))
+    assert ClosingGenerator.closed == ["echo-status"]  # once, for all its generations
+    assert result.rows[0].score.validity_rate == 1.0
+    failed = [r.getMessage() for r in caplog.records if "close() failed" in r.getMessage()]
+    expected = "generator ClosingGenerator: close() failed: the model's connection pool was " \
+        "already gone"
+    assert failed == ([expected] if fail_on_close else [])
 
 
 def test_bad_generators_are_named_in_the_error() -> None:

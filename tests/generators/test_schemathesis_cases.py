@@ -16,10 +16,13 @@ import httpx
 import pytest
 
 from restbench.benchmark import Variant, resolve_services
+from restbench.engine import RunConfig, run_benchmark
 from restbench.errors import GeneratorError
 from restbench.execution import Executor
+from restbench.generators import GeneratorSpec
 from restbench.generators.baselines.schemathesis_cases import CaseDrawer, draw_cases
 from restbench.generators.baselines.schemathesis_checks import (
+    CASE_DRAWER,
     SchemathesisGenerator,
     checked_literal,
 )
@@ -196,3 +199,23 @@ def test_precise_and_vague_give_one_file_whose_literals_are_written_once(
     with make_task(todo, todo.requirement("TODO-05"), Variant.VAGUE, document,
                    "http://localhost:8000") as task:
         assert asyncio.run(other.generate(task)).code == precise
+
+
+def test_the_drawing_helper_is_stopped_and_reaped_once_a_run_has_its_tests(
+        mini_service: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It held ~90 MB through the executions, and nobody reaped it (`time` missed its CPU)."""
+    helpers = []
+    start = CaseDrawer._running_helper
+
+    def recorded(drawer: CaseDrawer) -> Any:
+        helper = start(drawer)
+        helpers.append(helper)
+        return helper
+
+    monkeypatch.setattr(CaseDrawer, "_running_helper", recorded)
+    config = RunConfig(services=(str(mini_service),), output_dir=tmp_path,
+                       generators=(GeneratorSpec("schemathesis"),))
+    result = asyncio.run(run_benchmark(config))
+    assert result.rows and all(row.score.validity_rate == 1.0 for row in result.rows)
+    assert helpers and CASE_DRAWER._helper is None
+    assert all(helper.returncode is not None for helper in helpers)  # waited for

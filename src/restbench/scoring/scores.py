@@ -17,6 +17,8 @@ gives MS over S alone:
 
 from __future__ import annotations
 
+import array
+import functools
 import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -181,22 +183,31 @@ def bootstrap_interval(killed: Sequence[float], mutants: Sequence[int], *, resam
     if not killed:
         return (0.0, 0.0)
     n = len(killed)
-    # The draws of Random(seed).randrange(n), spelled out: the same picks (and so the same
-    # intervals as earlier releases), ~2.5x faster; a run scores ~100 rows and subsets.
-    draw, bits = random.Random(seed).getrandbits, n.bit_length()
+    picks = _resample_picks(n, resamples, seed)
     killed_at, mutants_at = list(killed).__getitem__, list(mutants).__getitem__
     estimates = []
-    for _ in range(resamples):
-        picks = []
-        for _ in range(n):
-            pick = draw(bits)
-            while pick >= n:
-                pick = draw(bits)
-            picks.append(pick)
-        total = sum(map(mutants_at, picks))
-        estimates.append(sum(map(killed_at, picks)) / total if total else 0.0)
+    for start in range(0, n * resamples, n):
+        drawn = picks[start:start + n]
+        total = sum(map(mutants_at, drawn))
+        estimates.append(sum(map(killed_at, drawn)) / total if total else 0.0)
     estimates.sort()
     return (estimates[int(0.025 * (resamples - 1))], estimates[int(0.975 * (resamples - 1))])
+
+
+@functools.lru_cache(maxsize=16)
+def _resample_picks(n: int, resamples: int, seed: int) -> array.array[int]:
+    """The indices every resample draws, one after the other: the draws of
+    Random(seed).randrange(n), spelled out (the same picks, and so the same intervals, as earlier
+    releases; ~2.5x faster). They depend on n alone, and a run scores ~100 rows and subsets of
+    a few sizes, so each size's are drawn once."""
+    draw, bits = random.Random(seed).getrandbits, n.bit_length()
+    picks = array.array("I")
+    for _ in range(n * resamples):
+        pick = draw(bits)
+        while pick >= n:
+            pick = draw(bits)
+        picks.append(pick)
+    return picks
 
 
 def _nonempty(killed: Sequence[float], mutants: Sequence[int]

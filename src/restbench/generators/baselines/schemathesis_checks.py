@@ -180,6 +180,11 @@ class SchemathesisGenerator:
             TEST.format(name=test_name("schemathesis", task)))
         return GeneratedTest(code, details={"examples": self.examples, "requests": requests})
 
+    def close(self) -> None:
+        """The run's generations are made: the drawing helper stops (a later draw starts a new
+        one)."""
+        CASE_DRAWER.close()
+
 
 def checked_literal(name: str, value: Any) -> str:
     """`literal`, after checking that the text reads back as the same value (a drawn value that

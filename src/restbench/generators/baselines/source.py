@@ -24,7 +24,20 @@ def runtime_source() -> str:
 
 
 def literal(name: str, value: Any) -> str:
-    return f"{name} = {pprint.pformat(value, width=WIDTH, sort_dicts=False)}\n"
+    """`name = value` as pprint writes it. Memoized by the value's repr (the same repr, the same
+    text): precise and vague give the same plans, and pprint is most of writing a file."""
+    key = (name, repr(value))
+    text = _written.get(key)
+    if text is None:
+        text = f"{name} = {pprint.pformat(value, width=WIDTH, sort_dicts=False)}\n"
+        if len(_written) >= LITERALS_KEPT:
+            _written.pop(next(iter(_written)))
+        _written[key] = text
+    return text
+
+
+LITERALS_KEPT = 512
+_written: dict[tuple[str, str], str] = {}
 
 
 def header(generator: str, task: GenerationTask, what: str) -> str:
