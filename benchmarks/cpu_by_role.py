@@ -139,6 +139,8 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between readings")
     parser.add_argument("run_args", nargs="*", help="arguments of `restbench run` (after --)")
     options = parser.parse_args()
+    if not options.interval > 0:
+        parser.error("--interval must be a positive number of seconds")
     run_args = list(options.run_args)
     scratch = None
     if not any(a in ("-o", "--output-dir") or a.startswith("--output-dir=") for a in run_args):
@@ -165,14 +167,18 @@ def main() -> None:
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
     total = usage.ru_utime + usage.ru_stime
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        print(f"restbench run {' '.join(options.run_args)} failed with exit status {code} "
+              "(its message is above): no figures", file=sys.stderr)
+        sys.exit(code if code > 0 else 1)
     # The harness's own reading is its own time; its children's is what the roles add up to.
     if child.pid in census.processes:
         census.processes[child.pid].children = (0.0, 0.0)
     totals = attribute(census, child.pid)
     attributed = sum(u + s for u, s, _ in totals.values())
     print(f"restbench run {' '.join(options.run_args)}: {wall:.1f} s wall, {total:.1f} s CPU "
-          f"({usage.ru_utime:.1f} user, {usage.ru_stime:.1f} system), exit status "
-          f"{os.waitstatus_to_exitcode(status)}; load average "
+          f"({usage.ru_utime:.1f} user, {usage.ru_stime:.1f} system); load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)} -> "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'role':28} {'processes':>9} {'CPU s':>8} {'user':>7} {'system':>7} {'share':>6}")
@@ -184,7 +190,6 @@ def main() -> None:
               f"{(user + system) / total:>6.1%}")
     print(f"{'not attributed':28} {'':>9} {total - attributed:>8.1f} {'':>7} {'':>7} "
           f"{(total - attributed) / total:>6.1%}")
-    sys.exit(0 if os.waitstatus_to_exitcode(status) == 0 else 1)
 
 
 if __name__ == "__main__":

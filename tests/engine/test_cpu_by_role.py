@@ -1,0 +1,43 @@
+"""benchmarks/cpu_by_role.py on a real run: every role that ran shows, and the roles add up to
+the run's CPU as `time` counts it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "cpu_by_role.py"
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True,
+                          text=True, timeout=600, check=False)
+
+
+def test_the_roles_of_a_run_add_up_to_its_cpu(mini_service: Path, tmp_path: Path) -> None:
+    result = _run("--interval", "0.02", "--", "-s", mini_service, "-g", "golden,schemathesis",
+                  "-o", tmp_path)
+    assert result.returncode == 0, result.stderr
+    total = float(re.search(r"s wall, ([\d.]+) s CPU", result.stdout).group(1))
+    rows = {match.group(1).strip(): (int(match.group(2)), float(match.group(3)))
+            for match in re.finditer(r"^([^\d\n]+?)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+[\d.]+%$",
+                                     result.stdout, re.MULTILINE)}
+    for role in ("harness", "test processes", "test workers", "service servers (Python)",
+                 "launcher", "Schemathesis draws"):
+        assert rows[role][1] > 0, (role, result.stdout)
+    assert rows["harness"][0] == rows["launcher"][0] == rows["Schemathesis draws"][0] == 1
+    assert rows["test processes"][0] >= 1  # most end before a reading: counted by their worker
+    unattributed = float(re.search(r"^not attributed\s+(-?[\d.]+)", result.stdout,
+                                   re.MULTILINE).group(1))
+    assert abs(unattributed) <= 0.1 * total + 0.3, result.stdout
+    assert (tmp_path / "scores.json").is_file()  # the run wrote where it was told
+
+
+def test_a_failed_run_gives_its_status_and_no_figures(tmp_path: Path) -> None:
+    result = _run("--", "-s", tmp_path / "no-such-service")
+    assert result.returncode == 2
+    assert "unknown service" in result.stderr
+    assert "failed with exit status 2 (its message is above): no figures" in result.stderr
+    assert "role" not in result.stdout
