@@ -5,6 +5,7 @@ does not answer, and what is recorded."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -142,3 +143,121 @@ def test_a_service_that_does_not_answer_is_a_502_and_is_recorded() -> None:
     proxy = asyncio.run(_through_proxy("http://127.0.0.1:9", steps))  # discard port: refused
     assert time.monotonic() - started < 10
     assert [(e["url"], e["status"]) for e in proxy.exchanges] == [("/anything", 502)]
+
+
+# What the proxy writes, byte for byte, as it did on h11 (when httptools replaced it, these raw
+# requests gave the same bytes both ways, and the instance received the same): a status line
+# without reason, the instance's headers (names lowercased, hop-by-hop ones left out), its own
+# Content-Length, and h11's `Connection: close` where the test's connection ends.
+_CANNED = {
+    b"/plain": b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Trail: v  \r\n"
+               b"Content-Length: 5\r\n\r\nhello",
+    b"/chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n"
+                 b"6\r\nsecond\r\n0\r\n\r\n",
+    b"/interim": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\n"
+                 b"yes",
+    b"/until-close": b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end",
+    b"/nothing": b"HTTP/1.1 204 No Content\r\nX-A: 1\r\n\r\n",
+}
+_HEAD_ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\n"
+_HELLO = b"HTTP/1.1 200 \r\ncontent-type: text/plain\r\nx-trail: v\r\ncontent-length: 5\r\n\r\nhello"
+_BAD = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+_GET = b"GET /plain HTTP/1.1\r\nHost: t\r\n\r\n"
+
+
+async def _canned_instance(received: list[bytes]) -> asyncio.Server:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = [line.split(b":")[1] for line in head.lower().split(b"\r\n")
+                          if line.startswith(b"content-length:")]
+                received.append(head + await reader.readexactly(int(length[0]) if length else 0))
+                path = head.split(b" ")[1]
+                writer.write(_HEAD_ANSWER if head.startswith(b"HEAD") else _CANNED.get(
+                    path, b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nelse"))
+                await writer.drain()
+                if path == b"/until-close":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    return await asyncio.start_server(answer, "127.0.0.1", 0)
+
+
+async def _raw_exchange(chunks: list[bytes | None]) -> tuple[bytes, list[bytes]]:
+    """Sends `chunks` (None: end of input) on one connection; returns what came back until the
+    proxy closed it (or 1 s of silence) and what the instance received."""
+    received: list[bytes] = []
+    instance = await _canned_instance(received)
+    proxy = RecordingProxy(f"http://127.0.0.1:{instance.sockets[0].getsockname()[1]}")
+    port = await proxy.start()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    for chunk in chunks:
+        if chunk is None:
+            writer.write_eof()
+        else:
+            writer.write(chunk)
+        await asyncio.sleep(0.02)
+    answer = b""
+    with contextlib.suppress(TimeoutError, ConnectionError):
+        while part := await asyncio.wait_for(reader.read(65536), 1.0):
+            answer += part
+    writer.close()
+    await proxy.close()
+    instance.close()
+    return answer, received
+
+
+@pytest.mark.parametrize(("chunks", "answer", "received"), [
+    # pipelined, in one packet: answered in order; framing the proxy's own
+    ([_GET + b"POST /x?q=1 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc"
+      b"GET /chunked HTTP/1.1\r\nHost: t\r\n\r\n"],
+     _HELLO + b"HTTP/1.1 200 \r\ncontent-length: 4\r\n\r\nelse"
+     b"HTTP/1.1 200 \r\ncontent-length: 11\r\n\r\nfirstsecond",
+     [b"GET /plain HTTP/1.1\r\nhost: {up}\r\n\r\n",
+      b"POST /x?q=1 HTTP/1.1\r\nhost: {up}\r\ncontent-length: 3\r\n\r\nabc",
+      b"GET /chunked HTTP/1.1\r\nhost: {up}\r\n\r\n"]),
+    # a chunked body goes on with a length; names lowercased, values stripped, order kept
+    ([(b"PUT /plain HTTP/1.1\r\nHost: t\r\nX-Foo:  a b  \r\nX-FOO: c\r\n"
+      b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")],
+     _HELLO, [(b"PUT /plain HTTP/1.1\r\nhost: {up}\r\nx-foo: a b\r\nx-foo: c\r\n"
+              b"content-length: 3\r\n\r\nabc")]),
+    # Connection: close, and HTTP/1.0 even with keep-alive: answered, then the connection ends
+    ([b"GET /plain HTTP/1.1\r\nHost: t\r\nConnection: Close\r\n\r\n" + _GET],
+     _HELLO.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"), None),
+    ([b"GET /plain HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + _GET],
+     _HELLO.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"), None),
+    # HEAD: no body, and Content-Length 0; an interim 100 is skipped; 204 has no body
+    ([(b"HEAD /plain HTTP/1.1\r\nHost: t\r\n\r\nPUT /interim HTTP/1.1\r\nHost: t\r\n\r\n"
+      b"GET /nothing HTTP/1.1\r\nHost: t\r\n\r\n")],
+     (b"HTTP/1.1 200 \r\ncontent-type: text/plain\r\ncontent-length: 0\r\n\r\n"
+     b"HTTP/1.1 201 \r\ncontent-length: 3\r\n\r\nyes"
+     b"HTTP/1.1 204 \r\nx-a: 1\r\ncontent-length: 0\r\n\r\n"), None),
+    # an answer that ends with the instance's connection
+    ([b"GET /until-close HTTP/1.1\r\nHost: t\r\n\r\n" + _GET],
+     b"HTTP/1.1 200 \r\ncontent-type: text/plain\r\ncontent-length: 13\r\n\r\nuntil the end"
+     + _HELLO, None),
+    # an upgrade request is forwarded like another (no 101 comes back), and what follows too
+    ([b"GET /x HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n" + _GET],
+     b"HTTP/1.1 200 \r\ncontent-length: 4\r\n\r\nelse" + _HELLO,
+     [b"GET /x HTTP/1.1\r\nhost: {up}\r\n\r\n", b"GET /plain HTTP/1.1\r\nhost: {up}\r\n\r\n"]),
+    # h11's refusals: no Host in HTTP/1.1, two, garbage, a head past 16 KiB (in pieces too),
+    # a request cut short; what came before is answered first
+    ([b"GET /plain HTTP/1.1\r\n\r\n"], _BAD, []),
+    ([_GET + b"GET /plain HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"], _HELLO + _BAD, None),
+    ([b"GARBAGE\r\n\r\n"], _BAD, []),
+    ([b"GET /plain HTTP/1.1\r\nHost: t\r\n", *[b"X-Big: " + b"a" * 3000 + b"\r\n"] * 7],
+     _BAD, []),
+    ([b"GET /plain HTTP/1.1\r\nHost: t\r\nX-Big: " + b"a" * 12000 + b"\r\n\r\n"], _HELLO, None),
+    ([b"POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc", None], _BAD, []),
+    ([_GET, None], _HELLO, None),
+])
+def test_the_bytes_of_answers_and_of_forwarded_requests(
+        chunks: list[bytes | None], answer: bytes, received: list[bytes] | None) -> None:
+    got, instance_got = asyncio.run(_raw_exchange(chunks))
+    assert got == answer
+    if received is not None:
+        up = instance_got[0].split(b"host: ")[1].split(b"\r\n")[0] if instance_got else b""
+        assert instance_got == [r.replace(b"{up}", up) for r in received]
