@@ -261,3 +261,15 @@ def test_the_bytes_of_answers_and_of_forwarded_requests(
     if received is not None:
         up = instance_got[0].split(b"host: ")[1].split(b"\r\n")[0] if instance_got else b""
         assert instance_got == [r.replace(b"{up}", up) for r in received]
+
+
+def test_a_body_past_the_limit_is_refused_before_it_fills_the_harness(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from restbench.serving import proxy
+
+    monkeypatch.setattr(proxy, "BODY_LIMIT_BYTES", 4096)
+    head = b"POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n"
+    got, received = asyncio.run(_raw_exchange([_GET + head, *[b"x" * 2000] * 4]))
+    assert got == _HELLO + b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n" \
+        b"connection: close\r\n\r\n"
+    assert len(received) == 1  # only the request before it reached the instance

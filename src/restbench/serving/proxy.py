@@ -40,6 +40,11 @@ UPSTREAM_TIMEOUT_S = 120.0
 # Methods whose request carries a body by definition: sent with Content-Length 0 when empty.
 BODY_METHODS = frozenset({b"POST", b"PUT", b"PATCH"})
 HEAD_LIMIT_BYTES = 16 * 1024  # a request's line and headers, as h11 bounds them
+# A request's body, held whole in the harness before it is forwarded: a test must not be able
+# to grow the harness without end (h11 did not bound it).
+BODY_LIMIT_BYTES = 64 * 1024**2
+TOO_LARGE = (b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\nconnection: close"
+             b"\r\n\r\n")
 PIPELINED_LIMIT = 16  # requests read ahead of their answers before the proxy stops reading
 BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 WHITESPACE = b" \t"
@@ -248,6 +253,10 @@ class Upstream:
         self._idle.clear()
 
 
+class _TooLarge(Exception):
+    """A request body past BODY_LIMIT_BYTES."""
+
+
 class _Request(_Message):
     """A request as read from a test's connection."""
 
@@ -296,6 +305,9 @@ class _TestConnection(asyncio.Protocol):
             self._parser = httptools.HttpRequestParser(self)
             if offset < len(data):
                 self.data_received(data[offset:])
+        except httptools.HttpParserCallbackError as exc:
+            self._end(("too large",) if isinstance(exc.__context__, _TooLarge)
+                      else ("bad request",))
         except httptools.HttpParserError:
             self._end(("bad request",))
         else:
@@ -342,6 +354,8 @@ class _TestConnection(asyncio.Protocol):
         request.keep_alive = version == "1.1" and not _close_requested(request.headers)
 
     def on_body(self, body: bytes) -> None:
+        if len(self._request.body) + len(body) > BODY_LIMIT_BYTES:
+            raise _TooLarge
         self._request.on_body(body)
 
     def on_message_complete(self) -> None:
@@ -372,6 +386,8 @@ class _TestConnection(asyncio.Protocol):
             if isinstance(item, tuple):
                 if item == ("bad request",):
                     transport.write(BAD_REQUEST)
+                elif item == ("too large",):
+                    transport.write(TOO_LARGE)
                 transport.close()
                 return
             status, headers, answer = await self.proxy._forward(item)
