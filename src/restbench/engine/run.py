@@ -452,12 +452,10 @@ def _close_generators(generators: Iterable[object]) -> None:
     """Lets each generator that has a `close()` free what it kept for its generations (the
     Schemathesis baseline's drawing helper: ~90 MB held through the executions otherwise, and a
     process nobody reaped, whose CPU `time` left out)."""
-    closed: set[int] = set()
-    for generator in generators:
+    for generator in {id(g): g for g in generators}.values():  # each instance once
         close = getattr(generator, "close", None)
-        if id(generator) in closed or not callable(close):
+        if not callable(close):
             continue
-        closed.add(id(generator))
         try:
             close()
         except Exception as exc:  # noqa: BLE001 - the generations are made and saved

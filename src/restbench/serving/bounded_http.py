@@ -17,7 +17,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-HEAD_LIMIT_BYTES = 16 * 1024  # h11's, as uvicorn configures it
+from restbench.serving.control import HEAD_LIMIT_BYTES
+
 INVALID_REQUEST = "Invalid HTTP request received."  # what uvicorn answers a malformed request
 
 

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 CONTROL_PREFIX = "/__restbench__/"
 CONTROL_HEADER = b"x-restbench-control"
 BODY_LIMIT = 2000
+# A request's line and headers, at most, on every road into a service (its servers' protocol,
+# serving/bounded_http.py, and the recording proxy): h11's bound, as uvicorn configures it.
+HEAD_LIMIT_BYTES = 16 * 1024
 EXCHANGE_LIMIT = 200
 ACTIONS = frozenset({"reset", "exchanges", "busy", "health", "unreached"})
 
