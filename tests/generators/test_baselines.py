@@ -86,6 +86,41 @@ def test_default_run_scores_the_baselines_and_the_status_oracle_catches_a_crash(
     assert urls == {"/counters/a/increment"}
 
 
+def test_requirements_that_list_the_same_operations_share_a_baseline_file_and_its_runs(
+        mini_service: Path, tmp_path: Path) -> None:
+    """A baseline reads only a requirement's operations: a requirement listing MINI-02's gets
+    MINI-02's file, byte for byte, so the two share its runs on the original and the benign
+    variant, while each requirement's own mutants still run."""
+    def add_twin(data: dict[str, Any]) -> None:
+        twin = {**data["requirements"][1], "id": "MINI-03", "title": "Counting up",
+                "precise": "POST /counters/a/increment returns 200 and {\"value\": 2}.",
+                "vague": "A counter can be counted up."}
+        twin["mutants"] = [{**data["requirements"][1]["mutants"][0], "id": "MINI-03-M1",
+                            "description": "Increment adds three",
+                            "replace": "app.state.counters.get(name, 0) + 3"}]
+        data["requirements"].append(twin)
+
+    _edit_data(mini_service, add_twin)
+    result = restbench("run", "-s", mini_service, "-o", tmp_path, "-g", ",".join(BASELINES))
+    assert result.returncode == 0, result.stderr
+    db = sqlite3.connect(tmp_path / "results.sqlite3")
+    for generator in BASELINES:
+        files = dict(db.execute("SELECT DISTINCT requirement, code FROM generations "
+                                "WHERE generator = ?", (generator,)).fetchall())
+        assert files["MINI-03"] == files["MINI-02"] != files["MINI-01"], generator
+        assert not any(f"MINI-0{n}" in files["MINI-02"] for n in (1, 2, 3))
+    # per baseline: MINI-01's file on the original, MINI-01-M1 and MINI-B1; the shared file on
+    # the original, MINI-B1, MINI-02-M1, MINI-02-M2 and MINI-03-M1 (once each, not 3 + 2 more)
+    runs = db.execute("SELECT count(*) FROM executions").fetchone()[0]
+    assert runs == len(BASELINES) * (3 + 5)
+    kills = {(row["generator"], row["variant"], row["requirement"]): row["killed_mutants"]
+             for row in csv.DictReader((tmp_path / "requirements.csv").open())}
+    # each requirement is still scored on its own mutants
+    assert {kills[(g, "precise", "MINI-03")] for g in BASELINES} <= {"", "MINI-03-M1"}
+    assert {(g, v, r) for g, v, r in kills} == {
+        (g, v, f"MINI-0{n}") for g in BASELINES for v in ("precise", "vague") for n in (1, 2, 3)}
+
+
 @pytest.fixture(scope="module")
 def todo_subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built-in todo service with two requirements, to keep the runs short."""

@@ -41,9 +41,12 @@ _written: dict[tuple[str, str], str] = {}
 
 
 def header(generator: str, task: GenerationTask, what: str) -> str:
-    """The file's docstring. It names no wording: precise and vague give the same file."""
-    text = (f"{generator} baseline for {task.requirement_id} ({task.service_name}), written by "
-            f"restbench without reading the requirement's text.\n\n"
+    """The file's docstring. It names neither the wording nor the requirement: a baseline's file
+    depends only on the operations it calls (and the service), so every requirement that lists
+    the same operations in the same order gets the same file, and its executions are shared."""
+    text = (f"{generator} baseline for {task.service_name}, written by restbench from the "
+            f"OpenAPI document without reading any requirement's text: every requirement that "
+            f"lists these operations, in this order, gets this file.\n\n"
             f"Operations: {', '.join(task.operations)}.\n\n{what}")
     paragraphs = [textwrap.fill(p, width=WIDTH) for p in text.split("\n\n")]
     return '"""' + "\n\n".join(paragraphs) + '\n"""\n'
@@ -54,5 +57,6 @@ def test_file(*parts: str) -> str:
 
 
 def test_name(prefix: str, task: GenerationTask) -> str:
-    suffix = "".join(c if c.isalnum() else "_" for c in task.requirement_id.lower())
+    """Named after the service, not the requirement (see `header`)."""
+    suffix = "".join(c if c.isalnum() else "_" for c in task.service_name.lower())
     return f"test_{prefix}_{suffix}"
