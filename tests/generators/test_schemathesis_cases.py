@@ -25,6 +25,7 @@ from restbench.generators.baselines.schemathesis_checks import (
     CASE_DRAWER,
     SchemathesisGenerator,
     checked_literal,
+    trimmed_document,
 )
 from restbench.generators.tasks import make_task
 from restbench.mutation import implementations_of
@@ -199,6 +200,43 @@ def test_precise_and_vague_give_one_file_whose_literals_are_written_once(
     with make_task(todo, todo.requirement("TODO-05"), Variant.VAGUE, document,
                    "http://localhost:8000") as task:
         assert asyncio.run(other.generate(task)).code == precise
+
+
+def test_each_operation_is_drawn_once_and_as_in_a_draw_of_the_whole_file(
+        todo_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TODO-01 and TODO-05 share POST /users/login and GET /users/manage/info: those are drawn
+    once for both files, each on the document trimmed to it, and every operation's requests are
+    the ones a single draw of TODO-01's whole trimmed document gives."""
+    drawer = CaseDrawer()
+    monkeypatch.setattr("restbench.generators.baselines.schemathesis_checks.CASE_DRAWER",
+                        drawer)
+    asked: list[list[tuple[str, str]]] = []
+    real_ask = CaseDrawer._ask
+    monkeypatch.setattr(CaseDrawer, "_ask",
+                        lambda self, request: asked.append(request[1]) or real_ask(self, request))
+    todo = resolve_services(["todo"])[0]
+    document = httpx.get(f"{todo_url}/openapi.json").json()
+    generator = SchemathesisGenerator(examples="3")
+
+    def cases_of(requirement: str) -> list[list[dict[str, Any]]]:
+        with make_task(todo, todo.requirement(requirement), Variant.PRECISE, document,
+                       "http://localhost:8000") as task:
+            code = asyncio.run(generator.generate(task)).code
+        tree = ast.parse(code)
+        return next(ast.literal_eval(node.value) for node in tree.body
+                    if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") ==
+                    "CASES")
+
+    try:
+        first, second = cases_of("TODO-01"), cases_of("TODO-05")
+    finally:
+        drawer.close()
+    operations = [tuple(todo.requirement("TODO-01").operations[i].split(" ")) for i in range(4)]
+    assert sorted(map(tuple, asked)) == sorted((operation,) for operation in operations)
+    assert second == [first[1], first[3]]  # login, then the account info, as TODO-05 lists them
+    whole = draw_cases(trimmed_document(document, todo.requirement("TODO-01").operations),
+                       operations, dict(todo.data.seed.path), 3)
+    assert first == whole
 
 
 def test_the_drawing_helper_is_stopped_and_reaped_once_a_run_has_its_tests(

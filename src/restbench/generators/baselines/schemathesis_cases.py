@@ -3,8 +3,9 @@
 Schemathesis draws each operation's requests with Hypothesis, derandomized: the same document,
 operations and settings give the same requests wherever they are drawn, and which of them a test
 sends never depends on the answers (no shrinking; a failure ends the operation's draws). So the
-generator draws them here, once per test, and writes them into the file, which sends and checks
-them without drawing again. The draws were ~45% of the CPU of every execution of such a test
+generator draws them here, once per operation (each operation's draw is a Hypothesis run of its
+own, so it does not depend on the file's other operations), and writes them into the file, which
+sends and checks them without drawing again. The draws were ~45% of the CPU of every execution of such a test
 (the test runs on the original, its requirement's mutants and the benign variants).
 
 The draws run in a helper process of their own (`python -m` this module, talking pickles over
