@@ -5,8 +5,9 @@ operations and settings give the same requests wherever they are drawn, and whic
 sends never depends on the answers (no shrinking; a failure ends the operation's draws). So the
 generator draws them here, once per operation (each operation's draw is a Hypothesis run of its
 own, so it does not depend on the file's other operations), and writes them into the file, which
-sends and checks them without drawing again. The draws were ~45% of the CPU of every execution of such a test
-(the test runs on the original, its requirement's mutants and the benign variants).
+sends and checks them without drawing again. The draws were ~45% of the CPU of every execution
+of such a test (the test runs on the original, its requirement's mutants and the benign
+variants).
 
 The draws run in a helper process of their own (`python -m` this module, talking pickles over
 its standard input and output): they take 30-150 ms of CPU per test, which would stall the
