@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from restbench.benchmark import Variant
-from restbench.engine import RunConfig, run_benchmark
+from restbench.engine import RunConfig, RunResult, run_benchmark
 from restbench.generators import GeneratorSpec
 from restbench.reports.export import write_results
 from restbench.reports.load import load_run
@@ -178,6 +178,22 @@ def _outcomes(store: Path) -> dict[str, tuple[str, str]]:
                 db.execute("SELECT key, outcome, reason FROM executions")}
 
 
+def _with_and_without_inference(config: RunConfig, tmp_path: Path
+                                ) -> tuple[RunResult, RunResult, dict[str, tuple[str, str]],
+                                           dict[str, tuple[str, str]]]:
+    """`config` run into tmp_path/inferred, then with `--execute-all` into tmp_path/all: both
+    results, both stores' outcomes and reasons, after checking that the outcomes and scores
+    are the same."""
+    inferred = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "inferred")))
+    executed = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "all",
+                                                 infer_unreached=False)))
+    left_out = _outcomes(tmp_path / "inferred" / "results.sqlite3")
+    ran = _outcomes(tmp_path / "all" / "results.sqlite3")
+    assert {key: o for key, (o, _) in left_out.items()} == {key: o for key, (o, _) in ran.items()}
+    assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]
+    return inferred, executed, left_out, ran
+
+
 def test_executions_left_out_as_never_reached_have_the_outcomes_running_them_gives(
         tmp_path: Path) -> None:
     """By default a test is not run on a mutant whose edited statements its run on the original
@@ -185,18 +201,12 @@ def test_executions_left_out_as_never_reached_have_the_outcomes_running_them_giv
     config = RunConfig(services=("todo",), output_dir=tmp_path / "inferred",
                        variants=(Variant.PRECISE,), requirements=("TODO-12", "TODO-14", "TODO-24"),
                        generators=(GeneratorSpec("status-oracle"), GeneratorSpec("golden")))
-    inferred = asyncio.run(run_benchmark(config))
-    executed = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "all",
-                                                 infer_unreached=False)))
-    left_out = _outcomes(tmp_path / "inferred" / "results.sqlite3")
-    ran = _outcomes(tmp_path / "all" / "results.sqlite3")
+    inferred, executed, left_out, ran = _with_and_without_inference(config, tmp_path)
     assert left_out.keys() == ran.keys()
-    assert {key: o for key, (o, _) in left_out.items()} == {key: o for key, (o, _) in ran.items()}
     not_run = [key for key, (_, reason) in left_out.items() if reason == "not run: never reached"]
     assert len(not_run) == inferred.counts["executions_inferred"] > 0
     assert executed.counts["executions_inferred"] == 0
     assert inferred.counts["executions"] + len(not_run) == executed.counts["executions"]
-    assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]
     # the mutation-testing report says why such a mutant survived
     write_results(inferred, tmp_path / "inferred")
     report = stryker_report(load_run(tmp_path / "inferred"), "status-oracle", "-", "precise")
@@ -218,11 +228,38 @@ def test_on_the_node_js_ledger_executions_left_out_have_the_outcomes_running_the
     config = RunConfig(services=("ledger",), output_dir=tmp_path / "inferred",
                        variants=(Variant.PRECISE,), requirements=("LED-02", "LED-12", "LED-17"),
                        generators=(GeneratorSpec("status-oracle"), GeneratorSpec("golden")))
-    inferred = asyncio.run(run_benchmark(config))
-    executed = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "all",
-                                                 infer_unreached=False)))
-    left_out = _outcomes(tmp_path / "inferred" / "results.sqlite3")
-    ran = _outcomes(tmp_path / "all" / "results.sqlite3")
-    assert {key: o for key, (o, _) in left_out.items()} == {key: o for key, (o, _) in ran.items()}
+    inferred, _, _, _ = _with_and_without_inference(config, tmp_path)
     assert inferred.counts["executions_inferred"] > 0
-    assert [row.score for row in inferred.rows] == [row.score for row in executed.rows]
+
+
+def test_a_status_oracle_pass_implied_by_the_schema_oracle_pass_is_the_outcome_running_it_gives(
+        tmp_path: Path) -> None:
+    """Where the schema-oracle test (the same calls, stricter checks) passed on a mutant, the
+    status-oracle test is not run there and its pass is recorded; where it failed, the
+    status-oracle test runs. `--execute-all` runs everything: every outcome is the same."""
+    config = RunConfig(services=("todo",), variants=(Variant.PRECISE,),
+                       requirements=("TODO-13", "TODO-14"),
+                       generators=(GeneratorSpec("status-oracle"), GeneratorSpec("schema-oracle")))
+    implied, executed, _, _ = _with_and_without_inference(config, tmp_path)
+    assert executed.counts["executions_implied"] == 0
+
+    with sqlite3.connect(tmp_path / "inferred" / "results.sqlite3") as db:
+        rows = db.execute(
+            "SELECT g.generator, e.implementation, e.outcome, e.reason FROM executions e "
+            "JOIN (SELECT DISTINCT generator, code_sha FROM generations) g "
+            "ON g.code_sha = e.code_sha WHERE e.implementation != 'original'").fetchall()
+    by = {(g, impl): (outcome, reason) for g, impl, outcome, reason in rows}
+    implied_on = {impl for (g, impl), (_, reason) in by.items()
+                  if reason == "not run: implied by a stronger test's pass"}
+    assert len(implied_on) == implied.counts["executions_implied"] > 0
+    assert all(by[("status-oracle", impl)][0] == "pass" and by[("schema-oracle", impl)] ==
+               ("pass", "") for impl in implied_on)
+    # the schema-oracle test kills TODO-13-M* and TODO-14-M2: the status-oracle test ran there
+    killed = {impl for (g, impl), (outcome, _) in by.items()
+              if g == "schema-oracle" and outcome != "pass"}
+    assert killed and all(by[("status-oracle", impl)][1] not in (
+        "not run: implied by a stronger test's pass", "not run: never reached") for impl in killed)
+    # without the schema-oracle test in the run, the status-oracle test runs everywhere
+    alone = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "alone",
+                                              generators=(GeneratorSpec("status-oracle"),))))
+    assert alone.counts["executions_implied"] == 0

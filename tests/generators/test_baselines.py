@@ -203,3 +203,36 @@ def test_schema_problems_name_undeclared_statuses_and_bodies_that_break_the_sche
     assert "answered 201, which the document does not declare (declared: 200, 404)" in undeclared
     (media,) = schema_problems(step, _answer(200, b"<p>4</p>", "text/html"), components)
     assert "content type text/html" in media
+
+
+def test_the_schema_oracle_implies_the_status_oracle_only_for_the_same_calls_without_a_5xx(
+        conduit_url: str) -> None:
+    """Both oracles name their calls by one digest and their checks; a schema-oracle test
+    implies a status-oracle pass (engine.implied) only when no call declares a 5xx."""
+    from restbench.engine.implied import implies
+    from restbench.generators.baselines.schema_oracle import (
+        SchemaOracleGenerator,
+        declares_server_errors,
+    )
+    from restbench.generators.baselines.status_oracle import StatusOracleGenerator
+    from restbench.store import GenerationRow
+
+    def row(generator: str, details: dict[str, Any], key: str) -> GenerationRow:
+        return GenerationRow(key, generator, {}, "-", "conduit", "CONDUIT-05", "precise", 0,
+                             "original", "ok", "", "code " + key, 0.0, 0, 0, 0.0, details)
+
+    task = _task(conduit_url, "conduit", "CONDUIT-05")
+    status = StatusOracleGenerator().generate(task).details
+    schema = SchemaOracleGenerator().generate(task).details
+    assert status["plan"] == schema["plan"] and status["checks"] == ["no_5xx"]
+    assert "no_5xx" in schema["checks"]
+    assert implies(row("schema-oracle", schema, "a"), row("status-oracle", status, "b"))
+    assert not implies(row("status-oracle", status, "b"), row("schema-oracle", schema, "a"))
+    other = _task(conduit_url, "conduit", "CONDUIT-10")
+    assert StatusOracleGenerator().generate(other).details["plan"] != status["plan"]
+    # a document that declares a 5xx (or `default`) for a call: the schema test accepts one
+    without = {**schema, "checks": [c for c in schema["checks"] if c != "no_5xx"]}
+    assert not implies(row("schema-oracle", without, "a"), row("status-oracle", status, "b"))
+    assert declares_server_errors({"200": {}, "default": {}})
+    assert declares_server_errors({"503": {}}) and declares_server_errors({"5XX": {}})
+    assert not declares_server_errors({"200": {}, "404": {}, "422": {}})

@@ -22,6 +22,7 @@ from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_backend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.generation import NO_MODEL, GenerationRequest, generate
+from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
 from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers
 from restbench.engine.scratch import scratch_folder
@@ -150,9 +151,13 @@ class _Runner:
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self._remote: GenerationBackend | None = None
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
-                       "executions": 0, "executions_reused": 0, "executions_inferred": 0}
+                       "executions": 0, "executions_reused": 0, "executions_inferred": 0,
+                       "executions_implied": 0}
         # By the key of a test's execution on the original: what it never reached there.
         self._unreached: dict[str, tuple[str, ...]] = {}
+        # Each cell's generation once made (None if it never is), by where it sits in the
+        # matrix: a test looks up the tests that may imply its pass (engine.implied) there.
+        self._made: dict[tuple[str, ...], list[asyncio.Future[GenerationRow | None]]] = {}
 
     def _choose_services_for_database(self) -> None:
         """A service named on purpose must support the database; by default, those that do run."""
@@ -221,6 +226,11 @@ class _Runner:
 
     async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
         cells = self.cells()
+        made = {}
+        for cell in cells:
+            made[cell.key] = asyncio.get_running_loop().create_future()
+            self._made.setdefault(_place(cell.request.spec.name, cell.request), []).append(
+                made[cell.key])
         openapi = {s.name: await self._openapi(pool, s) for s in self.services}
         if self._remote is not None:
             await self._remote.prepare_generation(self.model_environment(), self.store)
@@ -237,18 +247,23 @@ class _Runner:
             self.counts["generations_reused"] += 1
             self.on_event(Advanced("generate", cell.requirement_id, reused=True))
             self.execute(cached)
+            made[cell.key].set_result(cached)
         in_flight = asyncio.Semaphore(GENERATIONS_IN_FLIGHT * (
             self._remote.nodes_alive if self._remote is not None else 1))
 
         async def make(index: int, cell: _Cell) -> None:
-            async with in_flight:
-                row = await self._generate_one(cell, openapi[cell.request.service.name],
-                                               live_servers, executor)
-            self.store.save_generation(row)  # at once: a killed run keeps every finished cell
-            rows[index] = row
-            self.counts["generations"] += 1
-            self.on_event(Advanced("generate", cell.requirement_id))
-            self.execute(row)
+            try:
+                async with in_flight:
+                    row = await self._generate_one(cell, openapi[cell.request.service.name],
+                                                   live_servers, executor)
+                self.store.save_generation(row)  # at once: a killed run keeps every finished cell
+                rows[index] = row
+                self.counts["generations"] += 1
+                self.on_event(Advanced("generate", cell.requirement_id))
+                self.execute(row)
+            finally:
+                if not made[cell.key].done():
+                    made[cell.key].set_result(rows.get(index))
 
         live_servers = LiveServers(pool)
         try:
@@ -278,6 +293,9 @@ class _Runner:
         self._remote = backend if isinstance(backend, GenerationBackend) else None
         self._implementations = {s.name: implementations_of(s) for s in self.services}
         self._executions: dict[str, asyncio.Future[None]] = {}  # by store key, each run once
+        # By generation key: set once that test's executions on the mutants and benign variants
+        # are registered in `_executions` (or it failed on the original and has none).
+        self._targets_known: dict[str, asyncio.Future[None]] = {}
         self._tests: list[asyncio.Task[None]] = []
         self._execute_total = 0
 
@@ -285,6 +303,8 @@ class _Runner:
         """Runs `generation`'s test on the original as soon as it exists; on the mutants of its
         requirement and the benign variants once it passed there."""
         if generation.status == "ok":
+            self._targets_known.setdefault(generation.key,
+                                           asyncio.get_running_loop().create_future())
             self._tests.append(asyncio.ensure_future(self._execute_test(generation)))
 
     async def executions_done(self) -> None:
@@ -297,23 +317,46 @@ class _Runner:
         await asyncio.gather(*self._tests, return_exceptions=True)
 
     async def _execute_test(self, g: GenerationRow) -> None:
-        implementations = self._implementations[g.service]
-        await self._run_targets(g, [ORIGINAL])
-        original_key = execution_key(g.code_sha, implementations[ORIGINAL], self.config.timeout_s,
-                                     self.database.kind, runner_of(g))
-        if self.store.outcome(original_key) != Outcome.PASS.value:
-            return
-        service = next(s for s in self.services if s.name == g.service)
-        unreached = set(self._unreached.get(original_key, ())) \
-            if self.config.infer_unreached else set()
-        await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
-                                + [b.id for b in service.data.benign], unreached)
+        known = self._targets_known[g.key]
+        try:
+            implementations = self._implementations[g.service]
+            await self._run_targets(g, [ORIGINAL])
+            original_key = execution_key(g.code_sha, implementations[ORIGINAL],
+                                         self.config.timeout_s, self.database.kind, runner_of(g))
+            if self.store.outcome(original_key) != Outcome.PASS.value:
+                return
+            service = next(s for s in self.services if s.name == g.service)
+            unreached = set(self._unreached.get(original_key, ())) \
+                if self.config.infer_unreached else set()
+            stronger = await self._stronger_tests(g) if self.config.infer_unreached else []
+            await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
+                                    + [b.id for b in service.data.benign], unreached, stronger,
+                                    known)
+        finally:
+            if not known.done():
+                known.set_result(None)
+
+    async def _stronger_tests(self, g: GenerationRow) -> list[GenerationRow]:
+        """The tests of this run whose pass implies `g`'s (engine.implied), once each has its
+        executions on the mutants and benign variants registered."""
+        generator = next((gen for spec, gen in self.generators if spec.name == g.generator), None)
+        candidates: list[asyncio.Future[GenerationRow | None]] = []
+        for name in getattr(generator, "implied_by", ()):
+            candidates += self._made.get(_place(name, g), [])
+        stronger = [row for row in await asyncio.gather(*candidates)
+                    if row is not None and implies(row, g) and row.key in self._targets_known]
+        await asyncio.gather(*(self._targets_known[row.key] for row in stronger))
+        return stronger
 
     async def _run_targets(self, g: GenerationRow, targets: list[str],
-                           unreached: set[str] | None = None) -> None:
+                           unreached: set[str] | None = None,
+                           stronger: list[GenerationRow] | None = None,
+                           registered: asyncio.Future[None] | None = None) -> None:
         """Executes `g` on `targets`, each unless the store has it, another test with the same
-        code already runs it there, or it is `unreached` (the original's pass is recorded)."""
-        jobs, waits = [], []
+        code already runs it there, or it is `unreached` (the original's pass is recorded), or
+        a `stronger` test passes there (that pass implies `g`'s, which is recorded). Sets
+        `registered` once every target's execution is known to `_executions`."""
+        jobs, waits, after_stronger = [], [], []
         for target in targets:
             implementation = self._implementations[g.service][target]
             key = execution_key(g.code_sha, implementation, self.config.timeout_s,
@@ -330,7 +373,19 @@ class _Runner:
                 self._save_inferred(g, implementation, key)
                 self._executions[key].set_result(None)
                 continue
-            jobs.append(Job(g.code, implementation, g.requirement, key, runner_of(g)))
+            job = Job(g.code, implementation, g.requirement, key, runner_of(g))
+            their_keys = [(row, execution_key(row.code_sha, implementation,
+                                              self.config.timeout_s, self.database.kind,
+                                              runner_of(row))) for row in stronger or ()]
+            their_keys = [(row, k) for row, k in their_keys if k in self._executions]
+            if their_keys:
+                after_stronger.append(self._run_unless_implied(g, job, their_keys))
+            else:
+                jobs.append(job)
+        if registered is not None and not registered.done():
+            registered.set_result(None)
+        if after_stronger:
+            waits.append(asyncio.gather(*after_stronger))
         if jobs:
             self._execute_total += len(jobs)
             self.on_event(PhaseStarted("execute", self._execute_total))
@@ -343,20 +398,41 @@ class _Runner:
         if waits:
             await asyncio.gather(*waits)
 
+    async def _run_unless_implied(self, g: GenerationRow, job: Job,
+                                  their_keys: list[tuple[GenerationRow, str]]) -> None:
+        """Once the stronger tests' executions on `job`'s implementation end: `g`'s pass there
+        is recorded if one of them passed, else `job` runs."""
+        try:
+            await asyncio.gather(*(self._executions[key] for _, key in their_keys))
+            passed = next((row for row, key in their_keys
+                           if self.store.outcome(key) == Outcome.PASS.value), None)
+            if passed is not None:
+                self._save_inferred(g, job.implementation, job.key, IMPLIED_REASON,
+                                    IMPLIED_OUTPUT.format(stronger=passed.generator))
+                return
+            self._execute_total += 1
+            self.on_event(PhaseStarted("execute", self._execute_total))
+            await self._run([job], self._backend)
+        finally:
+            if not self._executions[job.key].done():
+                self._executions[job.key].set_result(None)
+
     def _stored_outcome(self, key: str) -> str | None:
         """The store's outcome for `key`; with --execute-all, none for an execution an earlier
-        run left out as never reached (it is run now)."""
+        run left out as never reached or implied (it is run now)."""
         if self.config.infer_unreached:
             return self.store.outcome(key)
         row = self.store.execution(key)
-        return None if row is None or row.reason == UNREACHED_REASON else row.outcome
+        return None if row is None or row.reason in (UNREACHED_REASON, IMPLIED_REASON) \
+            else row.outcome
 
-    def _save_inferred(self, g: GenerationRow, implementation: Implementation, key: str) -> None:
+    def _save_inferred(self, g: GenerationRow, implementation: Implementation, key: str,
+                       reason: str = UNREACHED_REASON, output: str = UNREACHED_OUTPUT) -> None:
         self.store.save_execution(ExecutionRow(
             key, digest_code(g.code), implementation.service.name, implementation.id,
-            implementation.fingerprint(), Outcome.PASS.value, UNREACHED_REASON, 0.0,
-            UNREACHED_OUTPUT, [], []))
-        self.counts["executions_inferred"] += 1
+            implementation.fingerprint(), Outcome.PASS.value, reason, 0.0, output, [], []))
+        self.counts["executions_implied" if reason == IMPLIED_REASON
+                    else "executions_inferred"] += 1
 
     async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
         def save(job: Job, result: ExecutionResult) -> None:
@@ -400,6 +476,16 @@ class _Runner:
                 on_benign={b.id: o for b in services[g.service].data.benign
                            if ok and (o := outcome(b.id)) is not None})
         return records
+
+
+def _place(generator: str, cell: GenerationRow | GenerationRequest) -> tuple[str, ...]:
+    """Where a generator's cell sits in the run's matrix: the same place for every generator
+    that writes a test for the same requirement, wording, repetition, model and target."""
+    if isinstance(cell, GenerationRequest):
+        return (generator, cell.model, cell.service.name, cell.requirement_id,
+                cell.variant.value, str(cell.repetition), cell.target)
+    return (generator, cell.model, cell.service, cell.requirement, cell.variant,
+            str(cell.repetition), cell.target)
 
 
 def digest_code(code: str) -> str:

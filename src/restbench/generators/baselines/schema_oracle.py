@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from restbench.generators.base import GeneratedTest, GenerationTask
 from restbench.generators.baselines.plan import build_plan
 from restbench.generators.baselines.source import (
+    calls_digest,
     header,
     literal,
     runtime_source,
@@ -35,4 +38,15 @@ class SchemaOracleGenerator:
                    "conforms to the declared schema (checked with jsonschema)."),
             runtime_source(), literal("PLAN", plan),
             TEST.format(name=test_name("conforms", task)))
-        return GeneratedTest(code, details={"calls": len(plan["steps"])})
+        checks = ["declared_status", "conforming_body"]
+        if not any(declares_server_errors(step["responses"]) for step in plan["steps"]):
+            checks.append("no_5xx")  # an undeclared status fails, and no 5xx is declared
+        return GeneratedTest(code, details={"calls": len(plan["steps"]),
+                                            "plan": calls_digest(plan), "checks": checks})
+
+
+def declares_server_errors(responses: dict[str, Any]) -> bool:
+    """Whether a call's declared responses admit a 5xx (`runtime._declared` also matches `5XX`
+    and `default`)."""
+    return any(key == "default" or key.upper() == "5XX" or key.startswith("5")
+               for key in responses)

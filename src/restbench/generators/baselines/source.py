@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
 import pprint
 import textwrap
 from pathlib import Path
@@ -21,6 +23,17 @@ def runtime_source() -> str:
     text = RUNTIME.read_text(encoding="utf-8")
     docstring = ast.parse(text).body[0]
     return "\n".join(text.splitlines()[docstring.end_lineno:]).strip() + "\n"
+
+
+def calls_digest(plan: dict[str, Any]) -> str:
+    """What the requests of a plan-running test (status-oracle, schema-oracle) depend on: the
+    runtime that sends them and the plan without what is only checked (declared responses and
+    their schemas). Two tests with the same digest send the same requests, in the same order."""
+    calls = {key: value for key, value in plan.items() if key != "components"}
+    calls["steps"] = [{k: v for k, v in step.items() if k != "responses"}
+                      for step in plan["steps"]]
+    text = runtime_source() + json.dumps(calls, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def literal(name: str, value: Any) -> str:
