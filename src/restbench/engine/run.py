@@ -445,6 +445,9 @@ class _Runner:
                 [t.__dict__ for t in result.tests], list(result.exchanges)))
             self.counts["executions"] += 1
             self.on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
+            done = self._executions.get(job.key)
+            if done is not None and not done.done():  # what waits on this one goes on now
+                done.set_result(None)
 
         failures = await backend.execute(jobs, save)
         if failures:
