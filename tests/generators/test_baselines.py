@@ -233,6 +233,11 @@ def test_the_schema_oracle_implies_the_status_oracle_only_for_the_same_calls_wit
     # a document that declares a 5xx (or `default`) for a call: the schema test accepts one
     without = {**schema, "checks": [c for c in schema["checks"] if c != "no_5xx"]}
     assert not implies(row("schema-oracle", without, "a"), row("status-oracle", status, "b"))
+    # a plugin's details are whatever it wrote: nothing implied from what is not a list of names
+    for odd in ({"plan": schema["plan"], "checks": [["no_5xx"], {}]},
+                {"plan": schema["plan"], "checks": "no_5xx"}, {"plan": None, "checks": []}, {}):
+        assert not implies(row("schema-oracle", schema, "a"), row("plugin", odd, "b"))
+        assert not implies(row("plugin", odd, "b"), row("status-oracle", status, "c"))
     assert declares_server_errors({"200": {}, "default": {}})
     assert declares_server_errors({"503": {}}) and declares_server_errors({"5XX": {}})
     assert not declares_server_errors({"200": {}, "404": {}, "422": {}})

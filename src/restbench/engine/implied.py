@@ -29,9 +29,16 @@ def implies(stronger: GenerationRow, weaker: GenerationRow) -> bool:
     """Whether a pass of `stronger`'s test on an implementation means `weaker`'s passes there."""
     if stronger.status != "ok" or weaker.status != "ok" or stronger.key == weaker.key:
         return False
-    plan, checks = weaker.details.get("plan"), weaker.details.get("checks")
-    if not isinstance(plan, str) or not isinstance(checks, list):
-        return False
-    stronger_checks = stronger.details.get("checks")
-    return stronger.details.get("plan") == plan and isinstance(stronger_checks, list) \
-        and set(checks) < set(stronger_checks)
+    plan, checks = weaker.details.get("plan"), _checks(weaker)
+    stronger_checks = _checks(stronger)
+    return isinstance(plan, str) and stronger.details.get("plan") == plan \
+        and checks is not None and stronger_checks is not None and checks < stronger_checks
+
+
+def _checks(test: GenerationRow) -> frozenset[str] | None:
+    """A test's `checks` detail as a set; None unless it is a list of names (a plugin's
+    details are whatever it wrote)."""
+    checks = test.details.get("checks")
+    if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
+        return None
+    return frozenset(checks)

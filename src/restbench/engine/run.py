@@ -341,8 +341,9 @@ class _Runner:
         executions on the mutants and benign variants registered."""
         generator = next((gen for spec, gen in self.generators if spec.name == g.generator), None)
         candidates: list[asyncio.Future[GenerationRow | None]] = []
-        for name in getattr(generator, "implied_by", ()):
-            candidates += self._made.get(_place(name, g), [])
+        names = getattr(generator, "implied_by", ())
+        for name in (names,) if isinstance(names, str) else names:
+            candidates += self._made.get(_place(str(name), g), [])
         stronger = [row for row in await asyncio.gather(*candidates)
                     if row is not None and implies(row, g) and row.key in self._targets_known]
         await asyncio.gather(*(self._targets_known[row.key] for row in stronger))
