@@ -232,7 +232,7 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
                   + (f", {counts['executions_inferred']} not needed (the mutated code was never "
                      "reached)" if counts["executions_inferred"] else "")
                   + (f", {counts['executions_implied']} implied by a stronger test's pass"
-                     if counts.get("executions_implied") else ""), highlight=False)
+                     if counts["executions_implied"] else ""), highlight=False)
     cost = total_cost(result)
     if cost["usd"] or cost["input_tokens"]:
         console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "

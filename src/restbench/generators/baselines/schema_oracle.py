@@ -46,7 +46,6 @@ class SchemaOracleGenerator:
 
 
 def declares_server_errors(responses: dict[str, Any]) -> bool:
-    """Whether a call's declared responses admit a 5xx (`runtime._declared` also matches `5XX`
-    and `default`)."""
-    return any(key == "default" or key.upper() == "5XX" or key.startswith("5")
-               for key in responses)
+    """Whether a call's declared responses admit a 5xx: a 5xx code, `5XX` or `default` (which
+    `runtime._declared` also matches)."""
+    return any(key == "default" or key.startswith("5") for key in responses)
