@@ -1,6 +1,7 @@
-"""Where a `restbench run` spends its CPU, by the role of each process of its tree.
+"""Where a `restbench run` (or `validate`) spends its CPU, by the role of each process of its tree.
 
-Runs `restbench run ARGS` (in a scratch output folder unless ARGS name one), reads /proc every
+Runs `restbench run ARGS` (in a scratch output folder unless ARGS name one), or with
+`--command validate` `restbench validate ARGS`, reads /proc every
 few milliseconds meanwhile, and prints the CPU time (user and system) of each role: the harness,
 the test workers and the test processes they fork, the launcher and the service servers it forks,
 servers in other languages (Node.js), the helper that draws Schemathesis requests. The total is
@@ -12,7 +13,7 @@ exact (the run's rusage, as `time` reports it); the roles are read from /proc:
 - what a process used between its last reading and its end is missed (a few ms each), and shows
   as "not attributed".
 
-    python benchmarks/cpu_by_role.py [--interval 0.1] [-- restbench run arguments]
+    python benchmarks/cpu_by_role.py [--interval 0.1] [--command run|validate] [-- arguments]
 
 Linux only. The machine's load average at the start and the end is printed beside the figures.
 """
@@ -137,18 +138,21 @@ def attribute(census: _Census, root: int) -> dict[str, list[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between readings")
-    parser.add_argument("run_args", nargs="*", help="arguments of `restbench run` (after --)")
+    parser.add_argument("--command", choices=("run", "validate"), default="run",
+                        help="the restbench command to measure (default: run)")
+    parser.add_argument("run_args", nargs="*", help="its arguments (after --)")
     options = parser.parse_args()
     if not options.interval > 0:
         parser.error("--interval must be a positive number of seconds")
     run_args = list(options.run_args)
     scratch = None
-    if not any(a in ("-o", "--output-dir") or a.startswith("--output-dir=") for a in run_args):
+    if options.command == "run" and not any(
+            a in ("-o", "--output-dir") or a.startswith("--output-dir=") for a in run_args):
         scratch = tempfile.mkdtemp(prefix="restbench-cpu-")
         run_args += ["-o", scratch]
     load_before = os.getloadavg()
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "restbench.cli", "run", *run_args],
+    child = subprocess.Popen([sys.executable, "-m", "restbench.cli", options.command, *run_args],
                              stdout=subprocess.DEVNULL)
     census = _Census()
     done = threading.Event()
@@ -169,16 +173,16 @@ def main() -> None:
     total = usage.ru_utime + usage.ru_stime
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        print(f"restbench run {' '.join(options.run_args)} failed with exit status {code} "
-              "(its message is above): no figures", file=sys.stderr)
+        print(f"restbench {options.command} {' '.join(options.run_args)} failed with exit "
+              f"status {code} (its message is above): no figures", file=sys.stderr)
         sys.exit(code if code > 0 else 1)
     # The harness's own reading is its own time; its children's is what the roles add up to.
     if child.pid in census.processes:
         census.processes[child.pid].children = (0.0, 0.0)
     totals = attribute(census, child.pid)
     attributed = sum(u + s for u, s, _ in totals.values())
-    print(f"restbench run {' '.join(options.run_args)}: {wall:.1f} s wall, {total:.1f} s CPU "
-          f"({usage.ru_utime:.1f} user, {usage.ru_stime:.1f} system); load average "
+    print(f"restbench {options.command} {' '.join(options.run_args)}: {wall:.1f} s wall, "
+          f"{total:.1f} s CPU ({usage.ru_utime:.1f} user, {usage.ru_stime:.1f} system); load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)} -> "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'role':28} {'processes':>9} {'CPU s':>8} {'user':>7} {'system':>7} {'share':>6}")
