@@ -147,6 +147,10 @@ class LocalBackend:
                     queue.remove(entry)
                 if not entry.done.done():
                     entry.done.cancel()
+                elif not entry.done.cancelled():
+                    # Failed too (a harness error meets every start alike): the one raised says
+                    # it; the others, left unread, would each be logged with a traceback.
+                    entry.done.exception()
             raise
         return failures
 
@@ -310,7 +314,8 @@ class LocalBackend:
             self._fail_queue(_key(job.implementation), entry, exc)
             return
         except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
-            entry.done.set_exception(exc)
+            if not entry.done.done():  # its caller may have given up on it already
+                entry.done.set_exception(exc)
             return
         self._look_ahead(lane, key)
         try:
