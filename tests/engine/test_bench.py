@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
+
+import pytest
 
 from tests.cli_helpers import restbench
 
@@ -33,3 +36,19 @@ def test_a_mutant_killed_by_an_error_is_an_expected_outcome() -> None:
     done = restbench("bench", "-s", "conduit", "-n", "12")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "unexpected outcome" not in done.stdout
+
+
+def test_bench_measures_a_service_in_another_language() -> None:
+    """The ledger (Node.js) gets no launcher: in both modes each implementation is a process of
+    its own, started by its command; naive adds a fresh pytest and a fresh instance per
+    execution."""
+    if shutil.which("node") is None:
+        pytest.fail("Node.js is missing: apt-get install nodejs")
+    done = restbench("bench", "-s", "ledger", "-n", "4")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "unexpected outcome" not in done.stdout and "Traceback" not in done.stderr
+    medians = dict(re.findall(r"^(naive|normal) total\s+([\d.]+)", done.stdout, re.MULTILINE))
+    assert float(medians["normal"]) > 0 and float(medians["naive"]) > 0
+    naive_starts = re.search(r"^\s+server starts\s+(\d+)$", done.stdout, re.MULTILINE)
+    assert naive_starts and int(naive_starts[1]) == 4  # one instance per execution
+    assert re.search(r"server starts\s+\d+\s+\(\d+ own process\)", done.stdout), done.stdout

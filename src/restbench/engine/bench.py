@@ -5,8 +5,9 @@ original, on its requirement's mutants and on the benign variants, in that order
 twice, interleaved in rounds so that both modes share the machine's load:
 
 - naive: per execution a fresh server process (`python` imports the implementation and runs
-  uvicorn) and a fresh `python -m pytest` subprocess, what a container-style harness does at best
-  (no container start counted);
+  uvicorn; a service in another language, its start command, tests reaching its own port) and a
+  fresh `python -m pytest` subprocess, what a container-style harness does at best (no container
+  start counted, and an external service's build made once per implementation);
 - normal: restbench's own path (`engine.backend.LocalBackend`: servers forked by the launcher,
   kept warm, reset before each execution, tests in the sandboxed pre-warmed workers).
 
@@ -42,8 +43,10 @@ from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, open_databases
+from restbench.serving.external import ExternalServer
 
 ROUND = 10
+EXTERNAL_START = "own process"  # how a service in another language's server is made
 NAIVE_SERVER = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -164,6 +167,28 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float
     raise RuntimeError("naive server did not listen in time")
 
 
+def _fresh_pytest(job: Job, folder: Path, base_url: str) -> int:
+    """The naive mode's test run: a new `python -m pytest` process; its exit status."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_generated.py").write_text(job.code, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_generated.py"], check=False, cwd=folder,
+                          env={**clean_environment(), "BASE_URL": base_url},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          timeout=60).returncode
+
+
+def _record_naive(timings: Timings, job: Job, times: tuple[float, float, float],
+                  exit_status: int) -> None:
+    started, up, ended = times
+    timings.total.append(ended - started)
+    timings.parts["server start"].append(up - started)
+    timings.parts["pytest (fresh process)"].append(ended - up)
+    timings.starts += 1
+    if (exit_status == 0) != _should_pass(job):
+        timings.wrong.append(f"naive {job.implementation.id}: pytest exit {exit_status}")
+
+
 def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings: Timings) -> None:
     databases = open_databases(database)
     env = clean_environment()
@@ -180,28 +205,33 @@ def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings:
             try:
                 _wait_for_port(port, server)
                 up = time.perf_counter()
-                (folder / "test_generated.py").write_text(job.code, encoding="utf-8")
-                done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p",
-                                       "no:cacheprovider", "test_generated.py"],
-                                      check=False, cwd=folder,
-                                      env={**env, "BASE_URL": f"http://127.0.0.1:{port}"},
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      timeout=60)
+                exit_status = _fresh_pytest(job, folder, f"http://127.0.0.1:{port}")
                 ended = time.perf_counter()
             finally:
                 server.kill()
                 server.wait()
                 databases.drop(url)
-            timings.total.append(ended - started)
-            timings.parts["server start"].append(up - started)
-            timings.parts["pytest (fresh process)"].append(ended - up)
-            timings.starts += 1
-            passed = done.returncode == 0
-            if passed != _should_pass(job):
-                timings.wrong.append(f"naive {job.implementation.id}: pytest exit "
-                                     f"{done.returncode}")
+            _record_naive(timings, job, (started, up, ended), exit_status)
     finally:
         databases.close()
+
+
+async def run_naive_external(jobs: list[Job], pool: ServerPool, scratch: Path,
+                             timings: Timings) -> None:
+    """The naive mode for a service in another language: per execution a new instance (its
+    start command, ready when its `ready` request answers; the pool builds each implementation
+    once, as an image would be) and a fresh pytest that reaches the instance's own port."""
+    for number, job in enumerate(jobs):
+        started = time.perf_counter()
+        server = await pool.start(job.implementation, number)
+        try:
+            up = time.perf_counter()
+            exit_status = await asyncio.to_thread(_fresh_pytest, job, scratch / f"naive-{number}",
+                                                  f"http://127.0.0.1:{server.port}")
+            ended = time.perf_counter()
+        finally:
+            await pool.stop(server)
+        _record_naive(timings, job, (started, up, ended), exit_status)
 
 
 class _TimedExecutor:
@@ -226,6 +256,15 @@ class _TimedExecutor:
         return result
 
 
+def _process_cpu_s(pid: int) -> float:
+    """The CPU time process `pid` has used so far (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class _TimedPool:
     """The server pool as the backend sees it, timing starts and resets."""
 
@@ -239,8 +278,12 @@ class _TimedPool:
         started = time.perf_counter()
         server = await self._pool.start(implementation, replica)
         self.timings.parts["server start (per start)"].append(time.perf_counter() - started)
-        self.timings.parts["  its CPU time in the server"].append(server.start_cpu_s)
-        self.timings.switches[server.switch] += 1
+        if isinstance(server, ExternalServer):  # its own process, started by its command
+            cpu_s, way = _process_cpu_s(server.pid), EXTERNAL_START
+        else:
+            cpu_s, way = server.start_cpu_s, server.switch
+        self.timings.parts["  its CPU time in the server"].append(cpu_s)
+        self.timings.switches[way] += 1
         self.timings.starts += 1
         self._alive.add(id(server))
         self.timings.most_servers = max(self.timings.most_servers, len(self._alive))
@@ -363,6 +406,7 @@ async def run_bench(config: BenchConfig) -> BenchResult:
     if config.count < 1:
         raise RestbenchError(f"bench: --count must be at least 1, not {config.count}")
     jobs = validate_jobs(config.service)[:config.count]
+    external = jobs[0].implementation.service.manifest is not None
     database = DatabaseChoice.parse(config.database)
     naive, normal = Timings(), Timings()
     with tempfile.TemporaryDirectory(prefix="restbench-bench-") as scratch_name, \
@@ -370,6 +414,7 @@ async def run_bench(config: BenchConfig) -> BenchResult:
         scratch = Path(scratch_name)
         servers: dict[str, Any] = {}
         async with ServerPool(scratch / "servers", database) as pool, \
+                ServerPool(scratch / "naive-servers", database) as naive_pool, \
                 Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
                 LocalBackend(_TimedPool(pool, Timings(), servers),  # type: ignore[arg-type]
                              _TimedExecutor(executor, Timings(), servers)  # type: ignore[arg-type]
@@ -379,7 +424,10 @@ async def run_bench(config: BenchConfig) -> BenchResult:
             for begin in range(0, len(jobs), ROUND):
                 chunk = jobs[begin:begin + ROUND]
                 memory.reset_peak()
-                await asyncio.to_thread(run_naive, chunk, scratch, database, naive)
+                if external:
+                    await run_naive_external(chunk, naive_pool, scratch, naive)
+                else:
+                    await asyncio.to_thread(run_naive, chunk, scratch, database, naive)
                 naive.peak_pss = max(naive.peak_pss, memory.peak[0])
                 naive.peak_rss = max(naive.peak_rss, memory.peak[1])
                 memory.reset_peak()
