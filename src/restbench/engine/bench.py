@@ -106,17 +106,21 @@ class TreeMemory:
             self.peak = (max(self.peak[0], pss), max(self.peak[1], rss))
 
 
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (the state is the first), or None
+    once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
 def tree_memory_bytes(root: int) -> tuple[int, int]:
     """(sum of PSS, sum of RSS) of `root` and its descendants, in bytes."""
     children: dict[int, list[int]] = defaultdict(list)
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rpartition(")")[2].split()[1])
-            children[parent].append(int(entry))
+        if entry.isdigit() and (fields := _stat_fields(entry)) is not None:
+            children[int(fields[1])].append(int(entry))
     pss = rss = 0
     todo = [root]
     while todo:
@@ -258,9 +262,8 @@ class _TimedExecutor:
 
 def _process_cpu_s(pid: int) -> float:
     """The CPU time process `pid` has used so far (0 if it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
+    fields = _stat_fields(pid)
+    if fields is None:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
