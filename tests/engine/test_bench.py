@@ -32,10 +32,12 @@ def test_bench_names_an_unknown_service() -> None:
 
 def test_a_mutant_killed_by_an_error_is_an_expected_outcome() -> None:
     """CONDUIT-02-M3 makes its golden test err (a KeyError on the answer), which kills it for
-    validate as a failure would; bench must not count it as wrong."""
-    done = restbench("bench", "-s", "conduit", "-n", "12")
+    validate as a failure would; bench must not count it as wrong. -R picks its requirement's
+    executions, as it does validate's."""
+    done = restbench("bench", "-s", "conduit", "-R", "CONDUIT-02", "-n", "5")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "unexpected outcome" not in done.stdout
+    assert "5 executions of `validate -s conduit -R CONDUIT-02`" in done.stdout
 
 
 def test_bench_measures_a_service_in_another_language() -> None:

@@ -117,17 +117,24 @@ def test_slowly():
 """
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGKILL, signal.SIGINT])
-def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
-                                                       stop_signal: signal.Signals) -> None:
-    tests = tmp_path / "tests"
+@pytest.fixture(scope="module")
+def slow_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
+    """The arguments of a run whose tests each take 0.7 s, and its uninterrupted output."""
+    folder = tmp_path_factory.mktemp("slow-run")
+    tests = folder / "tests"
     tests.mkdir()
     for requirement in ("MINI-01", "MINI-02"):
         (tests / f"{requirement}.py").write_text(SLOW_TEST + f"# {requirement}\n")
     args = ["run", "-s", str(MINI), "-g", "files", "-a", f"dir={tests}", "-j", "1"]
-    reference = restbench(*args, "-o", tmp_path / "reference")
+    reference = restbench(*args, "-o", folder / "reference")
     assert reference.returncode == 0, reference.stderr
+    return args, folder / "reference"
 
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGKILL, signal.SIGINT])
+def test_interrupted_run_resumes_with_the_same_numbers(
+        tmp_path: Path, slow_run: tuple[list[str], Path], stop_signal: signal.Signals) -> None:
+    args, reference = slow_run
     output = tmp_path / "interrupted"
     process = start_interruptible(*args, "-o", output)
     store = output / "results.sqlite3"
@@ -151,7 +158,7 @@ def test_interrupted_run_resumes_with_the_same_numbers(tmp_path: Path,
     resumed = restbench(*args, "-o", output)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{partial} reused" in resumed.stdout
-    assert scores_by_variant(output) == scores_by_variant(tmp_path / "reference")
+    assert scores_by_variant(output) == scores_by_variant(reference)
 
 
 def test_ray_nodes_get_no_model_keys_unless_a_generator_uses_a_model(

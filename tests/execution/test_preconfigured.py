@@ -36,13 +36,16 @@ CRASHES = "import ctypes\n\ndef test_crashes():\n    ctypes.string_at(0)\n"
 WAITED = "def test_passes():\n    assert True\n"
 
 
-def _run(workdir: Path, codes: list[str], *, isolated: bool = True,
-         pause_s: float = 0.0) -> list[ExecutionResult]:
+def _run(workdir: Path, codes: list[str], *, isolated: bool = True, pause_s: float = 0.0,
+         timeout_s: float = 30.0) -> list[ExecutionResult]:
+    """Runs the codes one after the other in one worker. The time limit is roomy by default:
+    without the sandbox each execution is a fresh pytest, which took over 3 s on a busy
+    machine."""
     async def run_all() -> list[ExecutionResult]:
         service = load_service(MINI)
         results = []
         async with ServerPool(workdir / "servers") as pool, \
-                Executor(workers=1, timeout_s=3, scratch_root=workdir / "exec",
+                Executor(workers=1, timeout_s=timeout_s, scratch_root=workdir / "exec",
                          isolated=isolated) as executor:
             server = await pool.start(implementations_of(service)["original"])
             await asyncio.sleep(pause_s)
@@ -72,7 +75,7 @@ def test_output_captured_in_one_execution_never_reaches_the_next(tmp_path: Path)
     """The first test is killed while pytest holds its output in the capture files the worker's
     configuration opened; the second, in the same worker, must start with empty ones (pytest
     reads them first when it collects, and shows what it read if collecting fails)."""
-    first, second = _run(tmp_path, [LEAVES_OUTPUT_BEHIND, FAILS_TO_IMPORT])
+    first, second = _run(tmp_path, [LEAVES_OUTPUT_BEHIND, FAILS_TO_IMPORT], timeout_s=3)
     assert first.reason == "timed out"
     assert second.reason.startswith("collection error: ModuleNotFoundError"), second.reason
     assert "LEFT-BEHIND-BY-THE-FIRST" not in second.output

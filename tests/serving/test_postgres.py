@@ -2,7 +2,7 @@
 
 Real processes throughout: initdb and postgres, the service launcher, HTTP over loopback.
 (`restbench validate -s fullstack --db postgres` end to end is in
-tests/services/test_validate_builtin.py.)
+tests/services/test_validate_on_postgres.py.)
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import SqliteDatabases
+from tests.memory_helpers import is_held, memory_folders
 from tests.postgres_helpers import needs_postgres, require_postgres
 
 LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
@@ -304,7 +305,7 @@ def test_what_a_killed_harness_and_launcher_left_in_memory_goes_with_the_next_po
     """SIGKILL for both (as Ray does to a lost node's worker and its children): nothing of them
     can clean up, so the next pool removes the folders nobody holds any more."""
     mini = Path(__file__).parents[1] / "fixtures" / "mini"
-    before = set(Path("/dev/shm").glob("restbench-*"))
+    before = memory_folders()
     live = ServerPool(tmp_path / "live")  # a run still going: its folders must stay
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(mini), str(tmp_path / "dead")],
                               stdout=subprocess.PIPE, text=True)
@@ -321,15 +322,16 @@ def test_what_a_killed_harness_and_launcher_left_in_memory_goes_with_the_next_po
         holder.kill()
         holder.wait()
     time.sleep(1.0)  # the servers die with their launcher; the kernel drops their locks
-    left = set(Path("/dev/shm").glob("restbench-*")) - before
+    # (other runs on the machine, other tests' among them, hold theirs: they are not touched)
+    orphans = {folder for folder in memory_folders() - before if not is_held(folder)}
     ours = set(live._memory_folders())
-    assert set(folders) <= left
-    for folder in left:  # as old as a forgotten folder is
+    assert set(folders) <= orphans and not {str(f) for f in orphans} & ours
+    for folder in orphans:  # as old as a forgotten folder is
         os.utime(folder, (time.time() - 3600, time.time() - 3600))
     asyncio.run(ServerPool(tmp_path / "next").close())
-    remaining = set(Path("/dev/shm").glob("restbench-*")) - before
+    remaining = memory_folders()
     assert {str(f) for f in remaining} >= ours
-    assert not {f for f in remaining if str(f) not in ours}
+    assert not orphans & remaining
     asyncio.run(live.close())
 
 

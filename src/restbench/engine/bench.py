@@ -29,11 +29,13 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
 from restbench.benchmark import resolve_services
+from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import LocalBackend
 from restbench.engine.jobs import Job
 from restbench.errors import RestbenchError
@@ -58,8 +60,9 @@ uvicorn.run(create_app(sys.argv[2]), host="127.0.0.1", port=int(sys.argv[3]),
 """
 
 
-def validate_jobs(service_name: str) -> list[Job]:
-    service = resolve_services([service_name])[0]
+def validate_jobs(service_name: str, requirements: Sequence[str] = ()) -> list[Job]:
+    """The executions of `restbench validate -s SERVICE [-R ...]`, in its order."""
+    service = select_requirements(resolve_services([service_name]), requirements)[0]
     implementations = implementations_of(service)
     benign = [b.id for b in service.data.benign]
     jobs = []
@@ -338,6 +341,7 @@ async def run_normal(jobs: list[Job], backend: LocalBackend, timings: Timings) -
 class BenchConfig:
     service: str = "todo"
     count: int = 60  # executions per mode: the first N of `validate -s SERVICE`
+    requirements: tuple[str, ...] = ()  # ids or globs, as validate's -R
     database: str = "sqlite"
     sandbox: bool = True
 
@@ -372,8 +376,9 @@ def _ms(values: list[float], share: float | None = None) -> str:
 
 def format_result(result: BenchResult) -> str:
     config, load = result.config, result.load
-    lines = [(f"restbench bench: {result.executions} executions of `validate -s {config.service}`"
-              f" per mode, db {config.database}, "
+    chosen = "".join(f" -R {pattern}" for pattern in config.requirements)
+    lines = [(f"restbench bench: {result.executions} executions of `validate -s {config.service}"
+              f"{chosen}` per mode, db {config.database}, "
               f"{'sandboxed' if config.sandbox else 'no sandbox'}, {os.cpu_count()} CPUs, "
               f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"),
              "", f"{'per execution (ms)':<36}{'median':>10}{'p95':>10}"]
@@ -408,7 +413,7 @@ async def run_bench(config: BenchConfig) -> BenchResult:
     """Runs the first `config.count` executions of validate in both modes, interleaved."""
     if config.count < 1:
         raise RestbenchError(f"bench: --count must be at least 1, not {config.count}")
-    jobs = validate_jobs(config.service)[:config.count]
+    jobs = validate_jobs(config.service, config.requirements)[:config.count]
     external = jobs[0].implementation.service.manifest is not None
     database = DatabaseChoice.parse(config.database)
     naive, normal = Timings(), Timings()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import memory_root
+from restbench.serving.memory_folders import make_held, memory_root, release
 
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
 DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
@@ -162,7 +162,9 @@ class _Supervised:
             and _reachable(Path(in_memory), self.account) else tempfile.gettempdir()
         if len(parent) + 20 > SOCKET_FOLDER_MAX or not _reachable(Path(parent), self.account):
             parent = "/tmp"
-        self.folder = Path(tempfile.mkdtemp(prefix="restbench-pg-", dir=parent))
+        # Held while the supervisor lives, as the harness's other scratch folders are, so that
+        # whoever looks can tell a live run's folder from one left behind.
+        self.folder, self._held = make_held("restbench-pg-", parent)
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -215,6 +217,7 @@ class _Supervised:
                 process.kill()
                 process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
+        release(self._held)
 
 
 def _wait_for_eof_or_exit(process: subprocess.Popen[bytes] | None) -> None:
