@@ -25,6 +25,16 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with long tests (marked slow, or ray's cluster) first: scripts/test runs two
+    test processes that each take one file at a time, so the long files start at once and the
+    short ones fill the end, instead of a long file starting last (scripts/test turns off
+    pytest-xdist's own reordering, which puts the files with the most tests first)."""
+    long_files = {item.path for item in items
+                  if item.get_closest_marker("slow") or item.get_closest_marker("ray")}
+    items.sort(key=lambda item: item.path not in long_files)
+
+
 class BackgroundService:
     """One original implementation served from a private event loop, usable from sync tests."""
 
