@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import re
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 from restbench.benchmark import resolve_services
 from restbench.serving import launcher
+from tests.memory_helpers import left_behind, memory_folders
 
 SERVE = """
 import socket, sys
@@ -170,7 +172,9 @@ def test_single_requests_get_the_same_bytes_from_both(servers: dict[str, int],
 
 
 def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path) -> None:
-    """`restbench serve`, for a person to try a service by hand, serves as the harness does."""
+    """`restbench serve`, for a person to try a service by hand, serves as the harness does,
+    and Ctrl-C stops it with nothing left in memory."""
+    before = memory_folders()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -186,6 +190,10 @@ def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path) -> None:
             time.sleep(0.1)
         answer = _send_endless_header(port)
         assert answer.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in answer
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+        assert left_behind(before) == set()
     finally:
-        process.kill()
-        process.wait()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
