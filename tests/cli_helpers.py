@@ -5,15 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 
 def restbench(*args: str | Path, cwd: Path | None = None,
               timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Without `cwd`, in a throwaway folder: a command that writes to the current folder (a
+    `run` without `-o` makes `restbench-results/`) leaves nothing in the one the tests were
+    started from, which the test processes share."""
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "restbench.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-                          check=False)
+    with tempfile.TemporaryDirectory(prefix="restbench-cli-") as throwaway:
+        return subprocess.run([sys.executable, "-m", "restbench.cli", *map(str, args)],
+                              capture_output=True, text=True, cwd=cwd or throwaway, env=env,
+                              timeout=timeout, check=False)
 
 
 def start_interruptible(*args: str | Path, cwd: Path | None = None,

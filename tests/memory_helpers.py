@@ -74,13 +74,9 @@ def held_by_another_tree(folder: Path) -> bool:
         holders = _lock_holders(folder)
     except OSError:
         return False
-    for pid in holders:
-        chain = _ancestors(pid)
-        if pid == me or me in chain or not chain or chain[0] == 1:
-            continue
-        if is_held(folder):
-            return True
-    return False
+    chains = [(pid, _ancestors(pid)) for pid in holders]
+    return is_held(folder) and any(pid != me and me not in chain and chain and chain[0] != 1
+                                   for pid, chain in chains)
 
 
 def left_behind(before: set[Path]) -> set[Path]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,6 @@ def one_line_error(result: object) -> str:
     return stderr
 
 
-def run_mini(service: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`restbench run -s SERVICE ARGS` with its results in the test's folder: a run that gets as
-    far as its store must not leave one in the folder the tests were started from."""
-    return restbench("run", "-s", service, "-o", service.parent / "out", *args)
-
-
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_missing_field(mini_service: Path, command: str) -> None:
     edit(mini_service, "    vague: Counters can be read, unknown ones are reported missing.\n", "")
@@ -50,7 +43,7 @@ def test_duplicate_requirement_id(mini_service: Path) -> None:
 
 def test_duplicate_mutant_id(mini_service: Path) -> None:
     edit(mini_service, "      - id: MINI-02-M2\n", "      - id: MINI-02-M1\n")
-    message = one_line_error(run_mini(mini_service))
+    message = one_line_error(restbench("run", "-s", mini_service))
     assert "mutant MINI-02-M1: duplicate id" in message
 
 
@@ -64,7 +57,7 @@ def test_mutant_find_text_must_occur_exactly_once(mini_service: Path, find: str,
         edit(mini_service, 'find: "status_code=404"', 'find: "status_code=418"')
     else:
         edit(mini_service, 'find: "status_code=404"', f"find: {find}")
-    message = one_line_error(run_mini(mini_service))
+    message = one_line_error(restbench("run", "-s", mini_service))
     assert "requirements.yaml" in message
     assert "mutant MINI-01-M1" in message
     assert problem in message
@@ -100,9 +93,9 @@ def test_not_utf8(mini_service: Path) -> None:
 
 def test_unknown_service_and_generator(mini_service: Path) -> None:
     assert "unknown service 'nope'" in one_line_error(restbench("validate", "-s", "nope"))
-    message = one_line_error(run_mini(mini_service, "-g", "nope"))
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "nope"))
     assert "unknown generator 'nope'" in message
-    message = one_line_error(run_mini(mini_service, "-g", "files",
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "files",
                                        "-a", "dir=/does/not/exist"))
     assert "/does/not/exist is not a folder" in message
 
@@ -119,7 +112,7 @@ def test_two_services_of_one_name_are_refused(mini_service: Path, tmp_path: Path
 
 def test_a_mutant_whose_id_is_not_its_requirements(mini_service: Path) -> None:
     edit(mini_service, "      - id: MINI-01-M1\n", "      - id: MINI-02-M9\n")
-    message = one_line_error(run_mini(mini_service))
+    message = one_line_error(restbench("run", "-s", mini_service))
     assert "requirement MINI-01: mutant MINI-02-M9: its id must start with MINI-01-" in message
 
 
@@ -133,7 +126,7 @@ def app_edit(service: Path, old: str, new: str) -> None:
 def test_an_empty_openapi_document_is_refused(mini_service: Path) -> None:
     app_edit(mini_service, 'app = FastAPI(title="Mini counter")',
              'app = FastAPI(title="Mini counter")\n    app.openapi = lambda: {}')
-    message = one_line_error(run_mini(mini_service, "-g", "golden"))
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
     assert "service mini: GET /openapi.json has no operations" in message
 
 
@@ -146,7 +139,7 @@ def test_an_openapi_document_that_never_comes(mini_service: Path,
              '    def never() -> None:\n'
              '        import time\n'
              '        time.sleep(30)\n')
-    message = one_line_error(run_mini(mini_service, "-g", "golden"))
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
     assert "service mini: GET /openapi.json gave no answer within 1 s" in message
 
 
@@ -162,7 +155,7 @@ def test_a_service_that_cannot_start_names_the_users_file_and_line(
         mini_service: Path, old: str, new: str, error: str, line: int) -> None:
     """Before: the service's traceback, naming a deleted temporary copy."""
     app_edit(mini_service, old, new)
-    message = one_line_error(run_mini(mini_service, "-g", "golden"))
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden"))
     assert f"mini original did not start: {error} at {mini_service / 'app' / 'main.py'}:{line}" \
         in message
     assert "/tmp/restbench-" not in message.replace(str(mini_service), "")

@@ -27,7 +27,7 @@ def test_kind_and_vague_basis_are_required(mini_service: Path, field: str) -> No
     line = text.index(f"        {field}\n", start)
     (mini_service / "requirements.yaml").write_text(
         text[:line] + text[line + len(f"        {field}\n"):])
-    message = one_line_error(restbench("run", "-s", mini_service, "-o", mini_service.parent / "out"))
+    message = one_line_error(restbench("run", "-s", mini_service))
     assert "mutant MINI-02-M1" in message
     assert f"missing field '{field.split(':')[0]}'" in message
 

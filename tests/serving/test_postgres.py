@@ -138,13 +138,13 @@ def test_postgres_for_a_sqlite_only_service_is_a_one_line_error() -> None:
         "error: --db 'mysql://localhost/x': expected sqlite, postgres or a postgresql:// URL"]
 
 
-def test_an_unreachable_postgres_url_is_a_one_line_error(tmp_path: Path) -> None:
+def test_an_unreachable_postgres_url_is_a_one_line_error() -> None:
     """Every server start meets the same error at once: the user sees it once, no traceback
     (each failed execution's was logged, 581 for fullstack), and nothing is left running."""
     url = "postgresql://nobody@127.0.0.1:1/x"  # port 1: refused at once, nothing to install
     for command in (["validate", "-s", "fullstack,conduit"], ["run", "-s", "fullstack", "-g",
                                                             "golden", "-V", "precise"]):
-        result = restbench(*command, "--db", url, cwd=tmp_path, timeout=120)  # run's store
+        result = restbench(*command, "--db", url, timeout=120)
         assert result.returncode == 2, result.stdout + result.stderr
         assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr
         errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
