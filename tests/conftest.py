@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
+from restbench.serving.memory_folders import MEMORY_ROOT, ROOT_VARIABLE
 from tests.postgres_helpers import require_postgres
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -96,6 +98,19 @@ def mini_service(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "mini", destination,
                     ignore=shutil.ignore_patterns("__pycache__"))
     return destination
+
+
+@pytest.fixture
+def own_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh folder in the machine's tmpfs, set as this test's $RESTBENCH_MEMORY_DIR (for the
+    restbench processes the test starts, and for the pools it makes in its own process)."""
+    folder = Path(tempfile.mkdtemp(prefix="rbtest-memory-", dir=MEMORY_ROOT))
+    folder.chmod(0o755)  # PostgreSQL's server runs as the `postgres` account when we are root
+    monkeypatch.setenv(ROOT_VARIABLE, str(folder))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,22 +1,19 @@
-"""restbench's scratch folders in /dev/shm, told apart from those of other runs on the machine.
+"""A memory folder of the test's own, for the tests that check that a run leaves nothing behind.
 
-Each folder is held by a shared `flock` from its creation until its owner exits
-(restbench.serving.memory_folders). The tests that check that a run left nothing behind run
-beside other tests (pytest-xdist) and other runs, whose folders come and go meanwhile: a new
-folder counts as left behind unless a live process of another process tree holds it.
+restbench keeps its scratch folders in /dev/shm unless $RESTBENCH_MEMORY_DIR names another
+folder. Other tests (pytest-xdist runs two processes) and other runs make and leave folders in
+/dev/shm meanwhile; the Ray node-loss tests leave two there by design, for the next pool to sweep.
+A test that points restbench at a folder of its own (the `own_memory` fixture, conftest.py) sees
+only what its own run left.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from pathlib import Path
-
-MEMORY_ROOT = Path("/dev/shm")
-
-
-def memory_folders() -> set[Path]:
-    return set(MEMORY_ROOT.glob("restbench-*"))
+from typing import Self
 
 
 def is_held(folder: Path) -> bool:
@@ -34,52 +31,29 @@ def is_held(folder: Path) -> bool:
     return False
 
 
-def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[1])
+class FolderWatch:
+    """Records the names that appear in a folder while the `with` block runs (polled), so that a
+    test that finds the folder empty afterwards knows that the run did use it."""
 
+    def __init__(self, folder: Path, interval_s: float = 0.05) -> None:
+        self.folder = folder
+        self.interval_s = interval_s
+        self.seen: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
 
-def _ancestors(pid: int) -> list[int]:
-    found = []
-    parent = _parent(pid)
-    while parent:
-        found.append(parent)
-        parent = _parent(parent)
-    return found
+    def prefixes(self) -> set[str]:
+        """What each name seen starts with, up to its last '-' (restbench-pg-, restbench-db-...)."""
+        return {name.rsplit("-", 1)[0] + "-" for name in self.seen}
 
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.seen.update(path.name for path in self.folder.iterdir())
 
-def _lock_holders(folder: Path) -> list[int]:
-    """The processes /proc/locks names for the folder's flock (the ones that took it)."""
-    inode = folder.stat().st_ino
-    holders = []
-    for line in Path("/proc/locks").read_text().splitlines():
-        fields = line.split()
-        if "FLOCK" not in fields or "->" in fields:
-            continue
-        pid, device_inode = fields[-4], fields[-3]
-        if int(device_inode.rsplit(":", 1)[1]) == inode:
-            holders.append(int(pid))
-    return holders
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
 
-
-def held_by_another_tree(folder: Path) -> bool:
-    """Held by a live process of another process tree: another test worker's run, or another
-    run on the machine. Not by this process or its descendants, nor by an orphan (a process
-    whose parent is pid 1): what this test's own run left running has been handed to pid 1."""
-    me = os.getpid()
-    try:
-        holders = _lock_holders(folder)
-    except OSError:
-        return False
-    chains = [(pid, _ancestors(pid)) for pid in holders]
-    return is_held(folder) and any(pid != me and me not in chain and chain and chain[0] != 1
-                                   for pid, chain in chains)
-
-
-def left_behind(before: set[Path]) -> set[Path]:
-    """The folders made since `before` that no other process tree holds."""
-    return {folder for folder in memory_folders() - before
-            if folder.exists() and not held_by_another_tree(folder)}
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -165,3 +165,18 @@ def test_golden_test_not_utf8(mini_service: Path) -> None:
     (mini_service / "golden" / "test_MINI-01.py").write_bytes(b"def test_x():\n    '\xff'\n")
     message = one_line_error(restbench("validate", "-s", mini_service))
     assert "golden/test_MINI-01.py: not UTF-8 text (byte 19)" in message
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "serve"])
+def test_a_memory_folder_that_is_not_one(mini_service: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """$RESTBENCH_MEMORY_DIR is where restbench keeps its scratch folders: a user's typo is named,
+    not silently replaced by /dev/shm or the disk."""
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    for wrong in (tmp_path / "missing", not_a_folder):
+        monkeypatch.setenv("RESTBENCH_MEMORY_DIR", str(wrong))
+        target = ["todo", "--port", "0"] if command == "serve" else ["-s", mini_service]
+        message = one_line_error(restbench(command, *target, "-o", tmp_path / "out")
+                                 if command == "run" else restbench(command, *target))
+        assert f"RESTBENCH_MEMORY_DIR={wrong}: not a folder restbench may write in" in message

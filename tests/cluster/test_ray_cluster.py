@@ -8,10 +8,12 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -66,11 +68,16 @@ def nodes() -> Iterator[TwoNodes]:
         # A lost node is noticed within seconds, not the default ~30 s.
         env.setenv("RAY_health_check_period_ms", "1000")
         env.setenv("RAY_health_check_failure_threshold", "3")
+        # The nodes' scratch folders in one of their own: a lost node's worker and launcher are
+        # SIGKILLed and leave theirs, which would otherwise wait in /dev/shm for the next pool.
+        memory = Path(tempfile.mkdtemp(prefix="rbtest-ray-memory-", dir="/dev/shm"))
+        env.setenv("RESTBENCH_MEMORY_DIR", str(memory))
         cluster = TwoNodes()
         try:
             yield cluster
         finally:
             cluster.cluster.shutdown()
+            shutil.rmtree(memory, ignore_errors=True)
 
 
 def _run(output: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -4,7 +4,6 @@ its own, so that the test processes run it beside test_validate_builtin.py's lon
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import restbench
-from tests.memory_helpers import held_by_another_tree, left_behind, memory_folders
+from tests.memory_helpers import FolderWatch
 from tests.postgres_helpers import needs_postgres
 
 
@@ -28,33 +27,27 @@ def _processes_mentioning(text: str) -> list[str]:
     return found
 
 
-def _pg_folder(command: str) -> Path:
-    return Path(re.search(r"/dev/shm/restbench-pg-[^/ ]+", command)[0])  # type: ignore[index]
-
-
 @pytest.mark.slow
 @needs_postgres
 def test_validate_fullstack_on_postgresql_and_nothing_left(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The harness starts its own PostgreSQL server (data in /dev/shm, else under TMPDIR) and
+        monkeypatch: pytest.MonkeyPatch, own_memory: Path) -> None:
+    """The harness starts its own PostgreSQL server (data in memory, else under TMPDIR) and
     removes it, its servers' databases and copies."""
     # Short, and open to the `postgres` account the server runs as when we are root.
     scratch = Path(tempfile.mkdtemp(prefix="restbench-pgtest-", dir="/tmp"))
     scratch.chmod(0o755)
     monkeypatch.setenv("TMPDIR", str(scratch))
-    in_memory_before = memory_folders()
     try:
-        result = restbench("validate", "-s", "fullstack", "--db", "postgres", timeout=1200)
-        left = left_behind(in_memory_before)  # not those of other runs beside this one
-        assert not left, left
+        with FolderWatch(own_memory) as watch:
+            result = restbench("validate", "-s", "fullstack", "--db", "postgres", timeout=1200)
+        assert watch.prefixes() == {"restbench-pg-", "restbench-src-"}  # data, sources
+        assert list(own_memory.iterdir()) == []
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
         assert "Traceback" not in result.stderr
         assert "fullstack: " in result.stdout and "all sound" in result.stdout
         assert "on postgresql" in result.stdout
         assert list(scratch.iterdir()) == []
         assert _processes_mentioning(str(scratch)) == []
-        assert [p for p in _processes_mentioning("/dev/shm/restbench-pg-")
-                if not any(str(folder) in p for folder in in_memory_before)
-                and not held_by_another_tree(_pg_folder(p))] == []
+        assert _processes_mentioning(str(own_memory)) == []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

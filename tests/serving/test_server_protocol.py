@@ -21,7 +21,6 @@ import pytest
 
 from restbench.benchmark import resolve_services
 from restbench.serving import launcher
-from tests.memory_helpers import left_behind, memory_folders
 
 SERVE = """
 import socket, sys
@@ -171,10 +170,10 @@ def test_single_requests_get_the_same_bytes_from_both(servers: dict[str, int],
     assert _exchange(servers["chosen"], request_bytes) == reference
 
 
-def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path) -> None:
+def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path,
+                                                       own_memory: Path) -> None:
     """`restbench serve`, for a person to try a service by hand, serves as the harness does,
     and Ctrl-C stops it with nothing left in memory."""
-    before = memory_folders()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -188,11 +187,12 @@ def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path) -> None:
                 break
             assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
             time.sleep(0.1)
+        assert list(own_memory.iterdir())  # its database
         answer = _send_endless_header(port)
         assert answer.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in answer
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
-        assert left_behind(before) == set()
+        assert list(own_memory.iterdir()) == []
     finally:
         if process.poll() is None:
             process.kill()

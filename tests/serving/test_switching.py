@@ -21,7 +21,7 @@ from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import SqliteDatabases
-from tests.memory_helpers import is_held, memory_folders
+from tests.memory_helpers import is_held
 from tests.postgres_helpers import needs_postgres, require_postgres
 
 LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
@@ -301,17 +301,17 @@ def test_in_memory_folders_go_when_the_harness_is_killed(tmp_path: Path) -> None
 
 
 def test_what_a_killed_harness_and_launcher_left_in_memory_goes_with_the_next_pool(
-        tmp_path: Path) -> None:
+        tmp_path: Path, own_memory: Path) -> None:
     """SIGKILL for both (as Ray does to a lost node's worker and its children): nothing of them
     can clean up, so the next pool removes the folders nobody holds any more."""
     mini = Path(__file__).parents[1] / "fixtures" / "mini"
-    before = memory_folders()
     live = ServerPool(tmp_path / "live")  # a run still going: its folders must stay
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(mini), str(tmp_path / "dead")],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None
         folders = [Path(f) for f in holder.stdout.readline().split()]
+        assert len(folders) == 2 and all(f.parent == own_memory for f in folders)
         launchers = [int(p.parent.name) for p in Path("/proc").glob("[0-9]*/cmdline")
                      if b"restbench.serving.launcher" in _read(p)
                      and f"{folders[0]}".encode() in _read(p)]
@@ -322,17 +322,16 @@ def test_what_a_killed_harness_and_launcher_left_in_memory_goes_with_the_next_po
         holder.kill()
         holder.wait()
     time.sleep(1.0)  # the servers die with their launcher; the kernel drops their locks
-    # (other runs on the machine, other tests' among them, hold theirs: they are not touched)
-    orphans = {folder for folder in memory_folders() - before if not is_held(folder)}
-    ours = set(live._memory_folders())
-    assert set(folders) <= orphans and not {str(f) for f in orphans} & ours
+    ours = {Path(f) for f in live._memory_folders()}
+    orphans = set(own_memory.iterdir()) - ours
+    assert ours and all(is_held(folder) for folder in ours)
+    assert set(folders) <= orphans and not any(is_held(folder) for folder in orphans)
     for folder in orphans:  # as old as a forgotten folder is
         os.utime(folder, (time.time() - 3600, time.time() - 3600))
     asyncio.run(ServerPool(tmp_path / "next").close())
-    remaining = memory_folders()
-    assert {str(f) for f in remaining} >= ours
-    assert not orphans & remaining
+    assert set(own_memory.iterdir()) == ours
     asyncio.run(live.close())
+    assert list(own_memory.iterdir()) == []
 
 
 def _read(path: Path) -> bytes:

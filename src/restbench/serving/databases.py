@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import MEMORY_ROOT, make_held, release
+from restbench.serving.memory_folders import make_held, memory_root, release
 from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 
@@ -86,9 +86,10 @@ class SqliteDatabases:
     they are scratch that nobody reads afterwards, and in memory a commit costs no fsync (on a
     busy disk, creating the schema took ~100-250 ms and every reset tens of ms)."""
 
-    def __init__(self, in_memory: str | None = MEMORY_ROOT) -> None:
+    def __init__(self, in_memory: str | None = None) -> None:
         self._memory: Path | None = None
         self._held: int | None = None
+        in_memory = in_memory or memory_root()
         if in_memory is not None and os.access(in_memory, os.W_OK):
             self._memory, self._held = make_held("restbench-db-", in_memory)
 

@@ -75,8 +75,6 @@ SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = 30.0
 PR_SET_PDEATHSIG = 1
-# Scratch files of the warm-ups: in memory where the machine has a tmpfs (no fsync cost).
-SCRATCH_ROOT = memory_folders.memory_root()
 
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()
@@ -418,19 +416,21 @@ def main() -> None:
 def _remove_scratch(folders: list[str]) -> None:
     """Removes the pool's in-memory folders (databases, implementation copies) once the harness
     is gone, also when it was killed: tmpfs is memory, and nothing else would free it."""
+    root = memory_folders.memory_root()
     for folder in folders:
         path = Path(folder)
-        if SCRATCH_ROOT is not None and path.parent == Path(SCRATCH_ROOT) \
-                and path.name.startswith("restbench-"):
+        if root is not None and path.parent == Path(root) and path.name.startswith("restbench-"):
             shutil.rmtree(path, ignore_errors=True)
 
 
 def _warm_up_folder() -> Path:
     """Held until this launcher exits (its descriptor stays open): if it is killed, the next
-    pool frees the folder (see serving.memory_folders)."""
-    if SCRATCH_ROOT is None:
+    pool frees the folder (see serving.memory_folders). In memory where the machine has a tmpfs:
+    no fsync cost."""
+    root = memory_folders.memory_root()
+    if root is None:
         return Path(tempfile.mkdtemp(prefix="restbench-warm-"))
-    folder, _held = memory_folders.make_held("restbench-warm-", SCRATCH_ROOT)
+    folder, _held = memory_folders.make_held("restbench-warm-", root)
     return folder
 
 

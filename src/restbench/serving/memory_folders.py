@@ -17,17 +17,36 @@ import tempfile
 import time
 from pathlib import Path
 
+from restbench.errors import RestbenchError
+
 # The machine's tmpfs: scratch files there cost no fsync (SQLite commits, copies of services,
 # PostgreSQL's data) and nobody reads them after the run.
 MEMORY_ROOT = "/dev/shm"
+# Where a user puts them instead: a bigger tmpfs where /dev/shm is small (a container's is 64 MB
+# by default), a disk, or a folder of one's own that holds only one run's.
+ROOT_VARIABLE = "RESTBENCH_MEMORY_DIR"
 PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-")
 # Between mkdtemp and the lock a folder is unheld for microseconds; only older ones are swept.
 ORPHAN_AGE_S = 120.0
 
 
 def memory_root() -> str | None:
-    """MEMORY_ROOT where this process may write there, else None (scratch goes to disk)."""
+    """$RESTBENCH_MEMORY_DIR if set, else MEMORY_ROOT where this process may write there, else
+    None (scratch goes to the run's folder on disk)."""
+    chosen = os.environ.get(ROOT_VARIABLE)
+    if chosen:
+        root = os.path.abspath(chosen)
+        if not (os.path.isdir(root) and os.access(root, os.W_OK | os.X_OK)):
+            raise RestbenchError(f"{ROOT_VARIABLE}={chosen}: not a folder restbench may write in")
+        return root
     return MEMORY_ROOT if os.access(MEMORY_ROOT, os.W_OK) else None
+
+
+def passed_on() -> dict[str, str]:
+    """The root chosen, for the harness's helper processes (the service launcher, the PostgreSQL
+    supervisor), which otherwise start with a clean environment."""
+    root = memory_root()
+    return {ROOT_VARIABLE: root} if root is not None and os.environ.get(ROOT_VARIABLE) else {}
 
 
 def make_held(prefix: str, root: str) -> tuple[Path, int]:

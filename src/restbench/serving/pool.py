@@ -38,7 +38,13 @@ from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
-from restbench.serving.memory_folders import make_held, memory_root, release, sweep_orphans
+from restbench.serving.memory_folders import (
+    make_held,
+    memory_root,
+    passed_on,
+    release,
+    sweep_orphans,
+)
 from restbench.serving.node_reach import NodePlan
 
 log = logging.getLogger(__name__)
@@ -296,7 +302,7 @@ class ServerPool:
                 self._launcher = await asyncio.create_subprocess_exec(
                     sys.executable, "-m", "restbench.serving.launcher",
                     *self._launcher_options(), stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, env=clean_environment(),
+                    stdout=asyncio.subprocess.PIPE, env=clean_environment(**passed_on()),
                     start_new_session=True)
                 assert self._launcher.stdout is not None
                 ready = await self._launcher.stdout.readline()

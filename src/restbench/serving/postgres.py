@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import make_held, memory_root, release
+from restbench.serving.memory_folders import make_held, memory_root, passed_on, release
 
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
 DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
@@ -289,7 +289,8 @@ class ThrowawayPostgres:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "restbench.serving.postgres"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            env=clean_environment(TMPDIR=tempfile.gettempdir()), start_new_session=True)
+            env=clean_environment(TMPDIR=tempfile.gettempdir(), **passed_on()),
+            start_new_session=True)
         assert self._process.stdout is not None
         line = self._process.stdout.readline()
         try:
