@@ -37,6 +37,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path not in long_files)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def suite_memory() -> Iterator[Path]:
+    """The memory folders of everything a test process of the suite starts, in one folder of its
+    own: what is left there at the end, a test leaked (a pool it never closed, say). Tests that
+    need a folder to themselves take `own_memory`."""
+    folder = _memory_folder("rbtest-suite-")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(ROOT_VARIABLE, str(folder))
+        yield folder
+    left = sorted(path.name for path in folder.iterdir())
+    shutil.rmtree(folder, ignore_errors=True)
+    assert not left, f"the suite's tests left these folders in memory: {', '.join(left)}"
+
+
+def _memory_folder(prefix: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_ROOT))
+    folder.chmod(0o755)  # PostgreSQL's server runs as the `postgres` account when we are root
+    return folder
+
+
 class BackgroundService:
     """One original implementation served from a private event loop, usable from sync tests."""
 
@@ -104,8 +124,7 @@ def mini_service(tmp_path: Path) -> Path:
 def own_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh folder in the machine's tmpfs, set as this test's $RESTBENCH_MEMORY_DIR (for the
     restbench processes the test starts, and for the pools it makes in its own process)."""
-    folder = Path(tempfile.mkdtemp(prefix="rbtest-memory-", dir=MEMORY_ROOT))
-    folder.chmod(0o755)  # PostgreSQL's server runs as the `postgres` account when we are root
+    folder = _memory_folder("rbtest-memory-")
     monkeypatch.setenv(ROOT_VARIABLE, str(folder))
     try:
         yield folder

@@ -190,5 +190,9 @@ def test_the_default_is_one_more_lane_than_cpus(tmp_path: Path) -> None:
     backend, runs one execution more at a time than the machine has CPUs."""
     lanes = (os.cpu_count() or 1) + 1
     assert Executor().size == lanes
-    assert LocalBackend(ServerPool(tmp_path / "srv"), Executor()).size == lanes
+    pool = ServerPool(tmp_path / "srv")
+    try:
+        assert LocalBackend(pool, Executor()).size == lanes
+    finally:
+        asyncio.run(pool.close())  # its folders in memory
     assert Executor(workers=1).size == 1

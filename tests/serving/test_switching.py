@@ -21,6 +21,7 @@ from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import SqliteDatabases
+from restbench.serving.memory_folders import ROOT_VARIABLE, memory_root, passed_on
 from tests.memory_helpers import is_held
 from tests.postgres_helpers import needs_postgres, require_postgres
 
@@ -251,12 +252,22 @@ def test_an_app_that_keeps_its_database_open_is_not_reused(tmp_path: Path) -> No
     assert not originals.still_connected(original)
 
 
+def test_memory_folders_go_to_dev_shm_unless_the_user_names_a_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ROOT_VARIABLE)
+    assert memory_root() == "/dev/shm" and passed_on() == {}
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setenv(ROOT_VARIABLE, tmp_path.name)  # relative: the helpers start elsewhere
+    assert memory_root() == str(tmp_path)
+    assert passed_on() == {ROOT_VARIABLE: str(tmp_path)}
+
+
 def test_sqlite_databases_live_in_memory_and_go_with_their_server(tmp_path: Path) -> None:
     databases = SqliteDatabases()
     try:
         url = databases.create(tmp_path, "todo-original-0")
         path = Path(url.removeprefix("sqlite:///"))
-        assert path.parent.parent.parent == Path("/dev/shm")
+        assert path.parent.parent.parent == Path(str(memory_root()))
         sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
         databases.drop(url)
         assert not path.parent.exists()
@@ -289,7 +300,7 @@ def test_in_memory_folders_go_when_the_harness_is_killed(tmp_path: Path) -> None
     try:
         assert holder.stdout is not None
         folders = [Path(f) for f in holder.stdout.readline().split()]
-        assert len(folders) == 2 and all(f.parent == Path("/dev/shm") for f in folders)
+        assert len(folders) == 2 and all(f.parent == Path(str(memory_root())) for f in folders)
         assert any(any(f.rglob("main.py")) for f in folders)  # the mutant's copy
     finally:
         holder.kill()

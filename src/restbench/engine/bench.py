@@ -20,6 +20,7 @@ once, and the plain sum of resident set sizes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import statistics
@@ -421,18 +422,21 @@ async def run_bench(config: BenchConfig) -> BenchResult:
             TreeMemory() as memory:
         scratch = Path(scratch_name)
         servers: dict[str, Any] = {}
-        async with ServerPool(scratch / "servers", database) as pool, \
-                ServerPool(scratch / "naive-servers", database) as naive_pool, \
+        async with contextlib.AsyncExitStack() as stack, \
+                ServerPool(scratch / "servers", database) as pool, \
                 Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
                 LocalBackend(_TimedPool(pool, Timings(), servers),  # type: ignore[arg-type]
                              _TimedExecutor(executor, Timings(), servers)  # type: ignore[arg-type]
                              ) as backend:
             # Warm the launcher and the executor once, outside the measurement, as a run would.
             await run_normal(jobs[:1], backend, Timings())
+            naive_pool: ServerPool | None = None
             for begin in range(0, len(jobs), ROUND):
                 chunk = jobs[begin:begin + ROUND]
                 memory.reset_peak()
-                if external:
+                if external:  # a pool of its own, that starts a new instance each time
+                    naive_pool = naive_pool or await stack.enter_async_context(
+                        ServerPool(scratch / "naive-servers", database))
                     await run_naive_external(chunk, naive_pool, scratch, naive)
                 else:
                     await asyncio.to_thread(run_naive, chunk, scratch, database, naive)
