@@ -53,7 +53,9 @@ def suite_memory() -> Iterator[Path]:
 
 def _memory_folder(prefix: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_ROOT))
-    folder.chmod(0o755)  # PostgreSQL's server runs as the `postgres` account when we are root
+    # Open to all, as /dev/shm is: as root, PostgreSQL's server runs as the `postgres` account
+    # and test_sandbox_as_user.py runs restbench as `nobody`.
+    folder.chmod(0o1777)
     return folder
 
 
