@@ -40,8 +40,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def suite_memory() -> Iterator[Path]:
     """The memory folders of everything a test process of the suite starts, in one folder of its
-    own: what is left there at the end, a test leaked (a pool it never closed, say). Tests that
-    need a folder to themselves take `own_memory`."""
+    own: what is left there at the end, a test leaked (a pool it never closed, say). A leak can
+    go unseen (a later pool sweeps unheld folders over two minutes old), never the reverse.
+    Tests that need a folder to themselves take `own_memory`."""
     folder = _memory_folder("rbtest-suite-")
     with pytest.MonkeyPatch.context() as env:
         env.setenv(ROOT_VARIABLE, str(folder))
