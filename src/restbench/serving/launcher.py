@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from restbench.errors import RestbenchError
 from restbench.serving import inline_sync, memory_folders, originals, reach
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
@@ -416,7 +417,10 @@ def main() -> None:
 def _remove_scratch(folders: list[str]) -> None:
     """Removes the pool's in-memory folders (databases, implementation copies) once the harness
     is gone, also when it was killed: tmpfs is memory, and nothing else would free it."""
-    root = memory_folders.memory_root()
+    try:
+        root = memory_folders.memory_root()
+    except RestbenchError:  # the chosen folder itself is gone, and ours with it
+        return
     for folder in folders:
         path = Path(folder)
         if root is not None and path.parent == Path(root) and path.name.startswith("restbench-"):
