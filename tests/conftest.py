@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,8 @@ import pytest
 from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
-from restbench.serving.memory_folders import MEMORY_ROOT, ROOT_VARIABLE
+from restbench.serving.memory_folders import ROOT_VARIABLE
+from tests.memory_helpers import memory_folder
 from tests.postgres_helpers import require_postgres
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -43,21 +43,13 @@ def suite_memory() -> Iterator[Path]:
     own: what is left there at the end, a test leaked (a pool it never closed, say). A leak can
     go unseen (a later pool sweeps unheld folders over two minutes old), never the reverse.
     Tests that need a folder to themselves take `own_memory`."""
-    folder = _memory_folder("rbtest-suite-")
+    folder = memory_folder("rbtest-suite-")
     with pytest.MonkeyPatch.context() as env:
         env.setenv(ROOT_VARIABLE, str(folder))
         yield folder
     left = sorted(path.name for path in folder.iterdir())
     shutil.rmtree(folder, ignore_errors=True)
     assert not left, f"the suite's tests left these folders in memory: {', '.join(left)}"
-
-
-def _memory_folder(prefix: str) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_ROOT))
-    # Open to all, as /dev/shm is: as root, PostgreSQL's server runs as the `postgres` account
-    # and test_sandbox_as_user.py runs restbench as `nobody`.
-    folder.chmod(0o1777)
-    return folder
 
 
 class BackgroundService:
@@ -127,7 +119,7 @@ def mini_service(tmp_path: Path) -> Path:
 def own_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh folder in the machine's tmpfs, set as this test's $RESTBENCH_MEMORY_DIR (for the
     restbench processes the test starts, and for the pools it makes in its own process)."""
-    folder = _memory_folder("rbtest-memory-")
+    folder = memory_folder("rbtest-memory-")
     monkeypatch.setenv(ROOT_VARIABLE, str(folder))
     try:
         yield folder

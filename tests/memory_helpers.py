@@ -1,19 +1,30 @@
 """A memory folder of the test's own, for the tests that check that a run leaves nothing behind.
 
 restbench keeps its scratch folders in /dev/shm unless $RESTBENCH_MEMORY_DIR names another
-folder. Other tests (pytest-xdist runs two processes) and other runs make and leave folders in
-/dev/shm meanwhile; the Ray node-loss tests leave two there by design, for the next pool to sweep.
-A test that points restbench at a folder of its own (the `own_memory` fixture, conftest.py) sees
-only what its own run left.
+folder. Other tests (pytest-xdist runs two processes) and other runs make and leave folders
+meanwhile: a test that points restbench at a folder of its own (`memory_folder`; the `own_memory`
+fixture in conftest.py) sees only what its own run left.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Self
+
+from restbench.serving.memory_folders import MEMORY_ROOT
+
+
+def memory_folder(prefix: str) -> Path:
+    """A new folder in the machine's tmpfs, for $RESTBENCH_MEMORY_DIR; the caller removes it."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=MEMORY_ROOT))
+    # Open to all, as /dev/shm is: as root, PostgreSQL's server runs as the `postgres` account
+    # and test_sandbox_as_user.py runs restbench as `nobody`.
+    folder.chmod(0o1777)
+    return folder
 
 
 def is_held(folder: Path) -> bool:

@@ -13,7 +13,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -27,7 +26,9 @@ from restbench.engine.jobs import Job
 from restbench.execution import ExecutionResult
 from restbench.llm.fake import FakeLLMServer, Reply
 from restbench.mutation import implementations_of
+from restbench.serving.memory_folders import ROOT_VARIABLE
 from tests.cli_helpers import restbench
+from tests.memory_helpers import memory_folder
 
 pytestmark = pytest.mark.ray
 
@@ -70,8 +71,8 @@ def nodes() -> Iterator[TwoNodes]:
         env.setenv("RAY_health_check_failure_threshold", "3")
         # The nodes' scratch folders in one of their own: a lost node's worker and launcher are
         # SIGKILLed and leave theirs, which would otherwise wait in /dev/shm for the next pool.
-        memory = Path(tempfile.mkdtemp(prefix="rbtest-ray-memory-", dir="/dev/shm"))
-        env.setenv("RESTBENCH_MEMORY_DIR", str(memory))
+        memory = memory_folder("rbtest-ray-memory-")
+        env.setenv(ROOT_VARIABLE, str(memory))
         cluster = TwoNodes()
         try:
             yield cluster
