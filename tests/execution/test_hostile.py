@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from restbench.benchmark import resolve_services
+from tests.process_helpers import processes_mentioning
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "hostile"
 TIMEOUT_S = 5
@@ -117,20 +118,6 @@ class HostileRun:
         raise KeyError((variant, requirement))
 
 
-def _marked_processes(*markers: str) -> list[str]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if any(marker in command for marker in markers):
-            found.append(f"{entry}: {command[:200]}")
-    return found
-
-
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileRun]:
     root = tmp_path_factory.mktemp("hostile")
@@ -196,7 +183,7 @@ def test_nothing_written_outside(hostile_run: HostileRun) -> None:
 
 
 def test_no_process_outlives_its_execution(hostile_run: HostileRun) -> None:
-    assert _marked_processes("restbench-hostile-marker", str(hostile_run.scratch)) == []
+    assert processes_mentioning("restbench-hostile-marker", str(hostile_run.scratch)) == []
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind in ("contained", "identify")],

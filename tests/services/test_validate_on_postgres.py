@@ -13,18 +13,7 @@ import pytest
 from tests.cli_helpers import restbench
 from tests.memory_helpers import FolderWatch
 from tests.postgres_helpers import needs_postgres
-
-
-def _processes_mentioning(text: str) -> list[str]:
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            command = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in command:
-            found.append(command)
-    return found
+from tests.process_helpers import processes_mentioning
 
 
 @pytest.mark.slow
@@ -47,7 +36,7 @@ def test_validate_fullstack_on_postgresql_and_nothing_left(
         assert "fullstack: " in result.stdout and "all sound" in result.stdout
         assert "on postgresql" in result.stdout
         assert list(scratch.iterdir()) == []
-        assert _processes_mentioning(str(scratch)) == []
-        assert _processes_mentioning(str(own_memory)) == []
+        assert processes_mentioning(str(scratch)) == []
+        assert processes_mentioning(str(own_memory)) == []
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
