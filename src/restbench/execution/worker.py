@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import json
 import os
 import resource
@@ -99,7 +100,6 @@ def _warm_up() -> None:
     before the test processes fork from it. The passing test makes requests (to a stub on the
     loopback): a test process's first request cost ~1 ms of CPU more without."""
     import http.client  # noqa: F401
-    import inspect
     import netrc  # noqa: F401 - requests imports it on its first request (~0.5-1 ms per test)
     import unittest.mock  # noqa: F401
 
@@ -127,9 +127,14 @@ def _warm_up() -> None:
             raise RuntimeError(f"the worker's warm-up test went wrong: {collector.tests}")
         sys.modules.pop("test_warm_up", None)
     _warm_up_jsonschema()
-    # A failure report looks up the test's module by file: the first lookup in a process
-    # resolves the path of every loaded module (~30 ms). Done here, the children inherit it.
-    inspect.getmodule(_warm_up.__code__)
+
+
+def _map_module_files() -> None:
+    """Has `inspect` note the file of every module loaded so far. A failure report looks up the
+    test's module by file, and that lookup first resolves the real path of every module it has
+    not seen (~7 lstat calls each): done here, every child inherits the map and resolves only
+    its own test module. A file name nothing has forces the walk (a known one returns early)."""
+    inspect.getmodule(None, "<restbench: map the file of every loaded module>")
 
 
 def _warm_up_jsonschema() -> None:
@@ -538,6 +543,7 @@ def main() -> None:
     _warm_up()
     if schemathesis:
         _warm_up_schemathesis()
+    _map_module_files()
     gc.freeze()  # forked children then skip the warm objects when they collect
 
     def serve() -> _Execution | None:
