@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from restbench.engine.process_table import descendants, process_table
+
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 ROLES = ("harness", "test processes", "test workers", "service servers (Python)", "launcher",
          "servers in other languages", "Schemathesis draws", "other")
@@ -52,30 +54,9 @@ class _Census:
 
     def read(self, root: int) -> None:
         """Reads every process of the tree below `root` (its descendants by parent links)."""
-        parents: dict[int, int] = {}
-        stats: dict[int, list[str]] = {}
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat") as file:
-                    fields = file.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            pid = int(name)
-            parents[pid] = int(fields[1])
-            stats[pid] = fields
-        below = {root}
-        for pid in sorted(parents):  # parents were created before their children, mostly
-            if parents[pid] in below:
-                below.add(pid)
-        changed = True
-        while changed:  # the rest (pid reuse, wrap-around)
-            changed = False
-            for pid, parent in parents.items():
-                if pid not in below and parent in below:
-                    below.add(pid)
-                    changed = True
+        stats = process_table()
+        parents = {pid: int(fields[1]) for pid, fields in stats.items()}
+        below = descendants(root, stats)
         for pid in below & stats.keys():
             fields = stats[pid]
             seen = self.processes.setdefault(pid, _Seen(parents[pid]))

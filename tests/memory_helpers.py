@@ -8,14 +8,13 @@ fixture in conftest.py) sees only what its own run left.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import tempfile
 import threading
 from pathlib import Path
 from typing import Self
 
-from restbench.serving.memory_folders import MEMORY_ROOT
+from restbench.serving.memory_folders import MEMORY_ROOT, lock_if_unheld
 
 
 def memory_folder(prefix: str) -> Path:
@@ -29,17 +28,10 @@ def memory_folder(prefix: str) -> Path:
 
 def is_held(folder: Path) -> bool:
     """Whether a live process holds the folder's lock (the test process included)."""
-    try:
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
+    descriptor = lock_if_unheld(folder)
+    if descriptor is not None:
         os.close(descriptor)
-    return False
+    return descriptor is None and folder.is_dir()
 
 
 class FolderWatch:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from restbench.benchmark import resolve_services
+from restbench.engine.process_table import live_children
 from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
@@ -370,17 +371,17 @@ def test_starts_asked_at_once_get_their_own_answers_and_a_given_up_one_is_stoppe
             assert launcher is not None
             given_up = asyncio.ensure_future(pool.start(implementations["LAYER-01-M1"]))
             deadline = time.monotonic() + 30
-            while not _children(launcher.pid) and time.monotonic() < deadline:
+            while not live_children(launcher.pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.001)  # until the launcher has forked its server
-            before = _children(launcher.pid)
+            before = live_children(launcher.pid)
             given_up.cancel()  # the server takes milliseconds more to report that it serves
             with contextlib.suppress(asyncio.CancelledError):
                 await given_up
             assert given_up.cancelled()
             deadline = time.monotonic() + 10
-            while _children(launcher.pid) and time.monotonic() < deadline:
+            while live_children(launcher.pid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            return seen, before, _children(launcher.pid)
+            return seen, before, live_children(launcher.pid)
 
     seen, before, after = asyncio.run(scenario())
     assert seen == {"LAYER-01-M4": [2, 3, 4, 4, 5], "LAYER-01-M2": [2, 3, 3, 3, 1],
@@ -388,17 +389,6 @@ def test_starts_asked_at_once_get_their_own_answers_and_a_given_up_one_is_stoppe
                     "LAYER-01-M5": [2, 3, 4, 5, 1]}
     assert before  # the given-up start was under way
     assert not after  # and its server was stopped once it had started
-
-
-def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid and fields[0] != "Z":
-                    found.add(int(entry.name))
-    return found
 
 
 def test_endpoint_contexts_filled_in_the_launcher_are_those_a_server_would_find(

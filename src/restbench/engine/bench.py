@@ -39,6 +39,7 @@ from restbench.benchmark import resolve_services
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import LocalBackend
 from restbench.engine.jobs import Job
+from restbench.engine.process_table import descendants, process_table, stat_fields
 from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.environment import clean_environment
@@ -110,26 +111,10 @@ class TreeMemory:
             self.peak = (max(self.peak[0], pss), max(self.peak[1], rss))
 
 
-def _stat_fields(pid: int | str) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (the state is the first), or None
-    once the process is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return None
-
-
 def tree_memory_bytes(root: int) -> tuple[int, int]:
     """(sum of PSS, sum of RSS) of `root` and its descendants, in bytes."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat_fields(entry)) is not None:
-            children[int(fields[1])].append(int(entry))
     pss = rss = 0
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
+    for pid in descendants(root, process_table()):
         try:
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -266,7 +251,7 @@ class _TimedExecutor:
 
 def _process_cpu_s(pid: int) -> float:
     """The CPU time process `pid` has used so far (0 if it is gone)."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is None:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

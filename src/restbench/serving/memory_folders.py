@@ -74,15 +74,27 @@ def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S) -> list[Path
         try:
             if now - path.stat().st_mtime < older_than_s:
                 continue
-            descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             continue
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(descriptor)  # held: a live run's
+        descriptor = lock_if_unheld(path)
+        if descriptor is None:  # a live run's (or gone meanwhile)
             continue
         shutil.rmtree(path, ignore_errors=True)
         os.close(descriptor)
         removed.append(path)
     return removed
+
+
+def lock_if_unheld(folder: Path) -> int | None:
+    """The folder opened and locked for this process alone, when no live process holds it; None
+    when one does or the folder cannot be opened."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor

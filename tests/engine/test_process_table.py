@@ -1,0 +1,73 @@
+"""The process tree as bench and the CPU census read it from /proc."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from restbench.engine.process_table import descendants, live_children, process_table, stat_fields
+
+# A child that starts a grandchild, prints its pid and waits for stdin to close.
+PARENT_OF_ONE = """
+import subprocess, sys
+grandchild = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                              stdin=subprocess.PIPE)
+print(grandchild.pid, flush=True)
+sys.stdin.read()
+grandchild.stdin.close()
+grandchild.wait()
+"""
+
+
+def test_the_tree_below_a_process_and_its_live_children() -> None:
+    child = subprocess.Popen([sys.executable, "-c", PARENT_OF_ONE], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        grandchild = int(child.stdout.readline())
+        assert {os.getpid(), child.pid, grandchild} <= descendants(os.getpid(), process_table())
+        assert grandchild not in descendants(child.pid + 10**9, process_table())
+        assert child.pid in live_children(os.getpid())
+        assert grandchild not in live_children(os.getpid())
+        assert live_children(child.pid) == {grandchild}
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(timeout=30)
+    assert stat_fields(child.pid) is None  # reaped: gone from /proc
+
+
+def test_a_zombie_is_not_a_live_child() -> None:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 10
+        while (stat_fields(pid) or ["?"])[0] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert stat_fields(pid) is not None  # exited, not yet reaped
+        assert pid not in live_children(os.getpid())
+    finally:
+        os.waitpid(pid, 0)
+
+
+def test_a_command_name_with_spaces_and_parentheses_keeps_the_fields_in_place() -> None:
+    renamed = ("import ctypes, sys; ctypes.CDLL(None).prctl(15, b'a b) (c')"  # PR_SET_NAME
+               "; print(flush=True); sys.stdin.read()")
+    child = subprocess.Popen([sys.executable, "-c", renamed], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        child.stdout.readline()  # the name is set
+        assert Path(f"/proc/{child.pid}/comm").read_text().strip() == "a b) (c"
+        fields = stat_fields(child.pid)
+        assert fields is not None
+        assert fields[0] in "RSD"
+        assert int(fields[1]) == os.getpid()
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(timeout=30)
