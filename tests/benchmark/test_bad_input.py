@@ -180,3 +180,4 @@ def test_a_memory_folder_that_is_not_one(mini_service: Path, tmp_path: Path,
         message = one_line_error(restbench(command, *target, "-o", tmp_path / "out")
                                  if command == "run" else restbench(command, *target))
         assert f"RESTBENCH_MEMORY_DIR={wrong}: not a folder restbench may write in" in message
+        assert not (tmp_path / "out").exists()  # the run stopped before it made its store

@@ -41,6 +41,7 @@ from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
+from restbench.serving.memory_folders import memory_root
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
@@ -148,6 +149,8 @@ class _Runner:
             check_edits(service)
         self.generators = [(spec, load_generator(spec)) for spec in config.generators]
         self._check_models()
+        if config.ray is None:
+            memory_root()  # a wrong $RESTBENCH_MEMORY_DIR ends the run before it makes a store
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self._remote: GenerationBackend | None = None
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
