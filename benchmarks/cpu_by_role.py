@@ -55,12 +55,11 @@ class _Census:
     def read(self, root: int) -> None:
         """Reads every process of the tree below `root` (its descendants by parent links)."""
         stats = process_table()
-        parents = {pid: int(fields[1]) for pid, fields in stats.items()}
-        below = descendants(root, stats)
-        for pid in below & stats.keys():
+        for pid in descendants(root, stats) & stats.keys():
             fields = stats[pid]
-            seen = self.processes.setdefault(pid, _Seen(parents[pid]))
-            seen.parent = parents[pid]
+            parent = int(fields[1])
+            seen = self.processes.setdefault(pid, _Seen(parent))
+            seen.parent = parent
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as file:
                     command = file.read().replace(b"\0", b" ").decode(errors="replace")

@@ -1,4 +1,5 @@
-"""The process tree as bench and the CPU census read it from /proc."""
+"""The process tree as bench and the CPU census read it from /proc, and the tests' view of a
+process's live children."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from restbench.engine.process_table import descendants, live_children, process_table, stat_fields
+from restbench.engine.process_table import descendants, process_table, stat_fields
+from tests.process_helpers import live_children
 
 # A child that starts a grandchild, prints its pid and waits for stdin to close.
 PARENT_OF_ONE = """

@@ -17,7 +17,6 @@ import httpx
 import pytest
 
 from restbench.benchmark import resolve_services
-from restbench.engine.process_table import live_children
 from restbench.execution import Executor
 from restbench.mutation import implementations_of
 from restbench.serving import RunningServer, ServerPool
@@ -25,6 +24,7 @@ from restbench.serving.databases import SqliteDatabases
 from restbench.serving.memory_folders import ROOT_VARIABLE, memory_root, passed_on
 from tests.memory_helpers import is_held
 from tests.postgres_helpers import needs_postgres, require_postgres
+from tests.process_helpers import live_children
 
 LAYERED = Path(__file__).parents[1] / "fixtures" / "layered"
 

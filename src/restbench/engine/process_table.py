@@ -39,8 +39,3 @@ def descendants(root: int, table: dict[int, list[str]]) -> set[int]:
                 todo.append(child)
     return found
 
-
-def live_children(parent: int) -> set[int]:
-    """The processes whose parent is `parent`, zombies left out."""
-    return {pid for pid, fields in process_table().items()
-            if int(fields[1]) == parent and fields[0] != "Z"}
