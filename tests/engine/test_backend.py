@@ -137,6 +137,45 @@ class _TimedPool(ServerPool):
         return await super().start(implementation, replica)
 
 
+class _CountingPool(ServerPool):
+    """A pool whose servers count the resets the harness asks of them."""
+
+    resets = 0
+
+    async def start(self, implementation: Any, replica: int = 0) -> Any:
+        server = await super().start(implementation, replica)
+        reset = server.reset
+
+        async def counted() -> None:
+            self.resets += 1
+            await reset()
+
+        server.reset = counted  # type: ignore[method-assign]
+        return server
+
+
+def test_a_fresh_server_takes_its_first_job_without_a_reset(tmp_path: Path) -> None:
+    """`create_app` leaves the seed state, the state a reset gives (the service contract): a
+    server's first job runs without a reset, every later one after a reset. MINI-02's test
+    counts up from the seed value, so each run passes only on the seed state. A server of the
+    original that marks reach is reset before its first job too: its recorder must see what the
+    reset runs (serving.reach)."""
+    jobs = _jobs(MINI, "original", "original", "original")
+
+    async def scenario(mark_reach: bool) -> tuple[dict[str, str], int, int]:
+        async with _CountingPool(tmp_path / f"servers-{mark_reach}",
+                                 mark_reach=mark_reach) as pool, \
+                Executor(1, 30, tmp_path / f"exec-{mark_reach}") as executor, \
+                LocalBackend(pool, executor) as backend:
+            outcomes, failures = await _execute(backend, jobs)
+            assert failures == {}
+            return outcomes, backend.starts, pool.resets
+
+    passed = {f"MINI-02 #{n}": "original=pass" for n in range(3)}
+    assert asyncio.run(scenario(False)) == (passed, 1, 2)
+    assert asyncio.run(scenario(True)) == (passed, 1, 3)
+
+
 SLOW = "import time\n\ndef test_slowly():\n    time.sleep(1.5)\n"
 
 

@@ -162,6 +162,7 @@ class ExternalServer:
     database_url: str = ""
     reset_s: list[float] = field(default_factory=list)  # how long each reset took
     reach: NodeReachProbe | None = None  # on an original's server: what each test ran
+    seeded_at_start = False  # its start command's state is not known to be the reset's
     # Kept for every reset, and made without certificate checks: a client that verifies loads
     # the CA bundle (~30 ms of CPU on the harness's event loop), even for the plain-HTTP
     # requests on the loopback it only makes.

@@ -68,6 +68,10 @@ class RunningServer:
     database_url: str = field(default="", repr=False)
     switch: str = ""  # how the launcher made this implementation (see serving.originals)
     start_cpu_s: float = 0.0  # CPU time the server process used to start
+    # Nothing has run on it since `create_app` left the seed state, the state a reset gives
+    # (docs/service-contract.md): its first execution needs no reset (LocalBackend). Not so on
+    # a server of the original that marks reach, whose recorder must see the reset run.
+    seeded_at_start: bool = False
     handoff: socket.socket | None = field(default=None, repr=False)
     _handoff_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     _asked: int = field(default=0, repr=False)
@@ -473,11 +477,15 @@ class ServerPool:
                                                   implementation))
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
                                control_socket, token, database_url, answer.get("switch", ""),
-                               float(answer.get("cpu_s", 0.0)))
+                               float(answer.get("cpu_s", 0.0)),
+                               seeded_at_start=not self._marks_reach(implementation))
         self._servers.append(server)  # it answered once it served: no health check needed
         server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)
         return server
+
+    def _marks_reach(self, implementation: Implementation) -> bool:
+        return self.mark_reach and implementation.edit is None
 
     def _reach_request(self, service: Service) -> dict[str, Any]:
         """The first time a service's original is asked for, with `mark_reach`: its edits, for
