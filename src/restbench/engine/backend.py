@@ -330,12 +330,12 @@ class LocalBackend:
     async def _reset(self, lane: _Lane, job: Job) -> None:
         assert lane.server is not None
         try:
-            await _seed_state(lane.server)
+            await _seed_state(lane.server, job.reset_first)
         except ServiceStartError:  # a test brought it down or made it hang
             server, lane.server = lane.server, None
             await self.pool.stop(server)
             lane.server = await self._start(job)
-            await _seed_state(lane.server)
+            await _seed_state(lane.server, job.reset_first)
 
     async def _start(self, job: Job) -> RunningServer:
         self.starts += 1
@@ -367,13 +367,13 @@ class LocalBackend:
             await self.pool.stop(victim)
 
 
-async def _seed_state(server: RunningServer) -> None:
-    """Resets `server`, unless nothing ran on it since it started: a fresh server is in the
-    seed state already (~6-9 ms of a mutant server's CPU saved, see RunningServer)."""
-    if server.seeded_at_start:
-        server.seeded_at_start = False
-        return
-    await server.reset()
+async def _seed_state(server: RunningServer, reset_anyway: bool = False) -> None:
+    """Resets `server`, unless nothing ran on it since it started (and not `reset_anyway`): a
+    fresh server is in the seed state already (~6-9 ms of a mutant server's CPU saved, see
+    RunningServer)."""
+    fresh, server.seeded_at_start = server.seeded_at_start, False
+    if not fresh or reset_anyway:
+        await server.reset()
 
 
 @contextlib.asynccontextmanager

@@ -27,6 +27,9 @@ class Job:
     label: str
     key: str = ""
     runner: str = "pytest"  # what runs `code` (restbench.runners)
+    # Reset the server first even when it is fresh from its start (see engine.backend): to tell a
+    # service whose `create_app` does not leave the seed state (validate's diagnosis)
+    reset_first: bool = False
 
 
 Done = Callable[[Job, ExecutionResult], None]
