@@ -1,6 +1,6 @@
 """A new server's first test runs without a reset (the service contract: `create_app` leaves the
-seed state). `restbench validate` names a service that breaks that, instead of leaving its golden
-tests to look wrong."""
+seed state). `restbench validate` points at a service that breaks that (a hint on the failing
+golden test), instead of leaving its golden tests to look wrong."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from restbench.engine.validate import validate_service
 SEEDED = '    app = FastAPI(title="Mini counter")\n    app.state.counters = {"a": 1}\n'
 
 
-def test_validate_names_a_create_app_that_leaves_another_state_than_reset(
+def test_validate_hints_at_a_create_app_that_leaves_another_state_than_reset(
         mini_service: Path) -> None:
     main = mini_service / "app" / "main.py"
     assert SEEDED in main.read_text()

@@ -28,7 +28,7 @@ class Job:
     key: str = ""
     runner: str = "pytest"  # what runs `code` (restbench.runners)
     # Reset the server first even when it is fresh from its start (see engine.backend): to tell a
-    # service whose `create_app` does not leave the seed state (validate's diagnosis)
+    # service whose `create_app` does not leave the seed state (validate's hint)
     reset_first: bool = False
 
 
