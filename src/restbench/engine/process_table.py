@@ -38,4 +38,3 @@ def descendants(root: int, table: dict[int, list[str]]) -> set[int]:
                 found.add(child)
                 todo.append(child)
     return found
-

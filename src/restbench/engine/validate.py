@@ -183,13 +183,12 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, job
     `create_app` leaves the seed state that `reset` gives), so a test that passes then points at
     that clause; its problem says so, as a hint (a flaky test passes a second time too). The
     second run counts in no outcome."""
-    failed: dict[str, tuple[RequirementCheck, int]] = {}
+    failed: dict[str, int] = {}  # requirement -> the index of the problem `record` added
 
     def note(job: Job, result: ExecutionResult) -> None:
         record(job, result)
         if job.implementation.id == ORIGINAL and result.outcome is not Outcome.PASS:
-            check = checks[job.label]
-            failed[job.label] = (check, len(check.problems) - 1)  # the problem `record` added
+            failed[job.label] = len(checks[job.label].problems) - 1
 
     failures = await backend.execute(jobs, note)
     if not failed or service.manifest is not None:  # another language: resets first anyway
@@ -197,8 +196,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, job
 
     def hint(job: Job, result: ExecutionResult) -> None:
         if result.outcome is Outcome.PASS:
-            check, index = failed[job.label]
-            check.problems[index] += (
+            checks[job.label].problems[failed[job.label]] += (
                 "; run again after a reset it passed: if it always does, "
                 f"{service.name}'s create_app does not leave the seed state that reset gives, "
                 "which a new server's first test sees (docs/service-contract.md)")

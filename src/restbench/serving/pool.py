@@ -427,7 +427,7 @@ class ServerPool:
     def _node_plan(self, implementation: Implementation) -> NodePlan | None:
         """With `mark_reach`, for an original of a Node.js service: its reach plan."""
         service = implementation.service
-        if not self.mark_reach or implementation.id != ORIGINAL:
+        if not self._marks_reach(implementation):
             return None
         if service.name not in self._node_plans:
             self._node_plans[service.name] = node_reach.plan(service)
