@@ -59,6 +59,11 @@ EDITS = {
     "two functions at once": ("    return doubled\n\n\nclass Store:\n    limit = 3",
                               "    return -doubled\n\n\nclass Store:\n    limit = 4", False),
     "a class attribute": ("    limit = 3", "    limit = 4", False),
+    # The shortcut parses the function's new lines alone: text that would not end with them.
+    "a string left open": ('    rest = "nd"', '    rest = """nd', False),
+    "a bracket left open": ("        found = key.upper()", "        found = (key.upper()", False),
+    "a line continued past the function": ('    return first + rest',
+                                           '    return first + rest \\', False),
 }
 
 
@@ -77,7 +82,7 @@ def _full_comparison(old_text: str, new_text: str) -> list[str] | None:
 def _shortcut(old_text: str, new_text: str) -> list[str] | None:
     tree = ast.parse(old_text)
     parsed = originals.ParsedFile(old_text.splitlines(), tree, originals._bodies(tree), "")
-    edited = originals._edited_function(parsed, new_text.splitlines(), ast.parse(new_text))
+    edited = originals._edited_function(parsed, new_text)
     if edited is None:
         return None
     name, node, _ = edited
@@ -89,13 +94,37 @@ def test_the_shortcut_decides_only_what_it_can_and_as_the_full_comparison(name: 
     find, replace, decided = EDITS[name]
     assert ORIGINAL.count(find) == 1
     edited = ORIGINAL.replace(find, replace)
-    full = _full_comparison(ORIGINAL, edited)
     shortcut = _shortcut(ORIGINAL, edited)
     if decided:
         assert shortcut is not None
-        assert shortcut == full
+        assert shortcut == _full_comparison(ORIGINAL, edited)
     else:
         assert shortcut is None
+
+
+NESTED = '''class Outer:
+    class Inner:
+        def deep(self):
+            """Deep."""
+            value = 1
+            return value
+'''
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n"])
+def test_the_shortcut_decides_a_nested_method_with_either_line_end(line_end: str) -> None:
+    old_text = NESTED.replace("\n", line_end)
+    new_text = old_text.replace("value = 1", "value = 2")
+    assert _shortcut(old_text, new_text) == ["Outer.Inner.deep"]
+    assert _full_comparison(old_text, new_text) == ["Outer.Inner.deep"]
+
+
+def test_the_shortcut_leaves_a_file_with_other_line_breaks_to_the_full_comparison() -> None:
+    """str.splitlines breaks lines where the tokenizer does not (here inside a string)."""
+    old_text = 'def f():\n    x = 1\n    return """a\u2028b"""\n'
+    new_text = old_text.replace("x = 1", "x = 2")
+    assert _shortcut(old_text, new_text) is None
+    assert _full_comparison(old_text, new_text) == ["f"]
 
 
 
@@ -128,15 +157,16 @@ def test_a_function_compiled_alone_is_the_code_the_whole_module_gives_it(
             continue
         relative, new_text = edited_text(implementation)
         old_text = (service.root.resolve() / relative).read_text(encoding="utf-8")
-        old_tree, new_tree = ast.parse(old_text), ast.parse(new_text)
+        old_tree = ast.parse(old_text)
         parsed = originals.ParsedFile(old_text.splitlines(), old_tree,
                                       originals._bodies(old_tree), "")
-        edited = originals._edited_function(parsed, new_text.splitlines(), new_tree)
+        edited = originals._edited_function(parsed, new_text)
         if edited is None:
             continue
         name, node, classes = edited
         filename = f"/served/{relative}"
-        alone = originals._compiled_alone(new_tree, classes, node, filename)
+        # As _code_patches does: the function parsed alone, the original's imports and classes.
+        alone = originals._compiled_alone(old_tree, classes, node, filename)
         full = dict(originals._code_objects(compile(new_text, filename, "exec",
                                                     dont_inherit=True)))[name]
         assert alone is not None

@@ -375,25 +375,28 @@ def _code_patches(original: Original, relative: str, new_text: str,
     old = original.parsed.get(relative)
     if old is None or old.bodies is None:
         return None
-    try:
-        new_tree = ast.parse(new_text)
-    except SyntaxError:
-        return None
-    edited = _edited_function(old, new_text.splitlines(), new_tree)
+    edited = _edited_function(old, new_text)
     if edited is not None:
         qualname, node, classes = edited
         changed = [qualname] if old.bodies.get(qualname) != _body_dump(node) else []
     else:
-        new_bodies = _bodies(new_tree)
-        if new_bodies is None or old.bodies.keys() != new_bodies.keys():
+        # The skeleton first: an edit outside the function bodies (a decorator, a signature,
+        # a model's field) changes it, and then the bodies need no dump.
+        try:
+            blanked = ast.parse(new_text)
+        except SyntaxError:
             return None
-        if old.skeleton != ast.dump(_skeleton(new_tree)):  # blanks new_tree's bodies
+        if old.skeleton != ast.dump(_skeleton(blanked)):
+            return None
+        new_bodies = _bodies(ast.parse(new_text))
+        if new_bodies is None or old.bodies.keys() != new_bodies.keys():
             return None
         changed = [q for q in old.bodies if old.bodies[q] != new_bodies[q]]
     if not changed or any((relative, q) in original.ran for q in changed):
         return None
     if edited is not None:
-        new_codes = {qualname: _compiled_alone(new_tree, classes, node, new_filename)}
+        # The imports are outside the edited function: the original's are the edited file's.
+        new_codes = {qualname: _compiled_alone(old.tree, classes, node, new_filename)}
     else:
         # dont_inherit: this module's own `from __future__` flags must not leak into the code.
         new_codes = dict(_code_objects(compile(new_text, new_filename, "exec",
@@ -415,33 +418,74 @@ def _code_patches(original: Original, relative: str, new_text: str,
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _edited_function(old: ParsedFile, new_lines: list[str], new_tree: ast.Module
+def _edited_function(old: ParsedFile, new_text: str
                      ) -> tuple[str, Function, list[ast.ClassDef]] | None:
     """The one module- or class-level function whose body (after its docstring) holds every
     line the edit changed, in both versions, at the same place: then everything else in the
     file is the same text and parses the same, so comparing that one body is the whole
     comparison (what `_bodies` and `_skeleton` would find, without dumping the whole file).
-    With its qualified name and the classes it is defined in. None when the edit is not of that
-    shape; the full comparison decides then."""
+    Only that function's new text is parsed (`_parse_alone`). With its qualified name and the
+    classes it is defined in (the original's nodes: the same text). None when the edit is not of
+    that shape; the full comparison decides then."""
+    if any(mark in new_text for mark in _OTHER_LINE_BREAKS):
+        return None  # str.splitlines and the tokenizer would number lines differently
+    new_lines = new_text.splitlines(keepends=True)
     common = 0
     for before, after in zip(old.lines, new_lines):
-        if before != after:
+        if before != after.rstrip("\r\n"):
             break
         common += 1
     tail = 0
     limit = min(len(old.lines), len(new_lines)) - common
-    while tail < limit and old.lines[-1 - tail] == new_lines[-1 - tail]:
+    while tail < limit and old.lines[-1 - tail] == new_lines[-1 - tail].rstrip("\r\n"):
         tail += 1
     shift = len(new_lines) - len(old.lines)
     before = _function_holding(old.tree, old.lines, common + 1, len(old.lines) - tail)
-    after = _function_holding(new_tree, new_lines, common + 1, len(new_lines) - tail)
-    if before is None or after is None or before[0] != after[0]:
+    if before is None:
         return None
-    old_node, new_node = before[1], after[1]
+    qualname, old_node, classes = before
+    new_node = _parse_alone(new_lines, _first_line(old_node), (old_node.end_lineno or 0) + shift,
+                            old_node.col_offset)
+    if new_node is None or new_node.name != old_node.name or not _holds(
+            new_node, [line.rstrip("\r\n") for line in new_lines], common + 1,
+            len(new_lines) - tail):
+        return None
     if (_body_start(old_node), old_node.end_lineno) != \
             (_body_start(new_node), (new_node.end_lineno or 0) - shift):
         return None
-    return after
+    return qualname, new_node, classes
+
+
+# Line ends of str.splitlines that Python's tokenizer does not end a line at (\r\n and \n it
+# does); the file's own line ends are kept in what `_parse_alone` parses.
+_OTHER_LINE_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _parse_alone(lines: list[str], first: int, last: int, column: int) -> Function | None:
+    """The function statement on lines `first` to `last` (1-based, `lines` with their ends),
+    parsed without the rest of the file but at its place in it: its nodes carry the lines and
+    columns a parse of the whole file gives them. None unless those lines are exactly one
+    function statement starting at `column`. The text before it is the original's and ends
+    between two statements (the original function started there), so the parse alone is the
+    parse in the file."""
+    if first < 2 and column:
+        return None
+    opening = "\n" * (first - 2) + "if 1:\n" if column else "\n" * (first - 1)
+    try:
+        module = ast.parse(opening + "".join(lines[first - 1:last]))
+    except (SyntaxError, ValueError):
+        return None
+    body = module.body
+    if column:
+        if len(body) != 1 or not isinstance(body[0], ast.If):
+            return None
+        body = body[0].body
+    if len(body) != 1 or not isinstance(body[0], Function):
+        return None
+    node = body[0]
+    if node.col_offset != column or _first_line(node) != first or node.end_lineno != last:
+        return None
+    return node
 
 
 def _function_holding(tree: ast.Module, lines: list[str], first: int, last: int
@@ -450,7 +494,7 @@ def _function_holding(tree: ast.Module, lines: list[str], first: int, last: int
     of a line, holds lines `first` to `last` (1-based; `last` is `first - 1` for lines inserted
     before line `first`, which must then have body lines on both sides); with its qualified
     name and the classes it is defined in."""
-    low, high = (first - 1, first) if last < first else (first, last)
+    low, high = _line_span(first, last)
     nodes: list[ast.stmt] = tree.body
     prefix = ""
     classes: list[ast.ClassDef] = []
@@ -464,15 +508,24 @@ def _function_holding(tree: ast.Module, lines: list[str], first: int, last: int
             nodes, prefix = node.body, f"{prefix}{node.name}."
             classes.append(node)
             continue
-        if not isinstance(node, Function):
+        if not isinstance(node, Function) or not _holds(node, lines, first, last):
             return None
-        start = _body_start(node)
-        if start is None or low < start:
-            return None
-        statement = _without_docstring(node.body)[0]
-        if lines[start - 1][:statement.col_offset].strip():
-            return None  # the body starts on the line of the signature
         return prefix + node.name, node, classes
+
+
+def _line_span(first: int, last: int) -> tuple[int, int]:
+    return (first - 1, first) if last < first else (first, last)
+
+
+def _holds(node: Function, lines: list[str], first: int, last: int) -> bool:
+    """Whether lines `first` to `last` (as in `_function_holding`) lie in `node`'s body, after
+    its docstring, which starts on a line of its own."""
+    low, high = _line_span(first, last)
+    start = _body_start(node)
+    if start is None or low < start or high > (node.end_lineno or 0):
+        return False
+    statement = _without_docstring(node.body)[0]
+    return not lines[start - 1][:statement.col_offset].strip()
 
 
 def _compiled_alone(tree: ast.Module, classes: list[ast.ClassDef], function: Function,
