@@ -150,6 +150,15 @@ def test_an_openapi_document_that_never_comes(mini_service: Path,
     ('    app.state.counters = {"a": 1}\n\n    @app.get',
      '    app.state.counters = {"a": 1}\n    raise RuntimeError("no database")\n\n    @app.get',
      "RuntimeError: no database", 9),
+    # uvicorn exits when the app's lifespan startup raises: before, "exited before it started"
+    ('    app = FastAPI(title="Mini counter")',
+     ('    import contextlib\n\n'
+      '    @contextlib.asynccontextmanager\n'
+      '    async def lifespan(app: FastAPI):\n'
+      '        raise RuntimeError("no broker")\n'
+      '        yield\n\n'
+      '    app = FastAPI(title="Mini counter", lifespan=lifespan)'),
+     "the app's startup (its lifespan) failed", 11),
 ])
 def test_a_service_that_cannot_start_names_the_users_file_and_line(
         mini_service: Path, old: str, new: str, error: str, line: int) -> None:

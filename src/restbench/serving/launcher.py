@@ -192,14 +192,17 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         The CPU time is the child's so far (its counters start at the fork): what the start cost
         without waiting for a core, for benchmarks on a busy machine."""
         answer = {"port": port, "switch": switch, "cpu_s": time.process_time()} if ok \
-            else {"error": "the service's startup failed (see its log)"}
+            else {"error": "the app's startup (its lifespan) failed"}
         os.write(report_fd, json.dumps(answer).encode())
         os.close(report_fd)
 
     config = uvicorn.Config(controlled, loop=SERVER_LOOP, http=SERVER_HTTP, ws="none",
                             lifespan="on", log_config=None, log_level=None, access_log=False)
     server = _handing_off_server_class()(config, controlled, handoff, report_started)
-    server.run(sockets=[sock, control])
+    try:
+        server.run(sockets=[sock, control])
+    except SystemExit:  # how uvicorn ends when the app's lifespan startup raised
+        pass
     if not server.reported:
         report_started(False)
     os._exit(0)
