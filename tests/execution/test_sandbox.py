@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 from collections.abc import Callable
@@ -68,6 +69,19 @@ CASES = {
     "missing_module": "import requests\nimport some_module_nobody_has\n\n"
                       "def test_x():\n    assert 1\n",
     "no_tests": "x = 1\n",
+    # Copied into the sandbox's /etc (SandboxView.copies), not bound: the same bytes, read-only.
+    "etc_copies": "import mimetypes, pathlib, socket\n"
+                  "def test_x():\n"
+                  "    assert socket.getservbyname('http', 'tcp') == 80\n"
+                  "    assert mimetypes.guess_type('a.json')[0] == 'application/json'\n"
+                  "    for name, digest in ETC_DIGESTS.items():\n"
+                  "        data = pathlib.Path('/etc', name).read_bytes()\n"
+                  "        assert __import__('hashlib').sha256(data).hexdigest() == digest\n"
+                  "    try:\n"
+                  "        pathlib.Path('/etc/services').write_text('planted')\n"
+                  "    except OSError:\n"
+                  "        return\n"
+                  "    raise AssertionError('overwrote /etc/services')\n",
     "own_process": "import os, signal, threading, time\n"
                    "def test_x():\n"
                    "    got = []\n"
@@ -84,14 +98,25 @@ CASES = {
 }
 
 
+def _etc_digests() -> dict[str, str]:
+    """The host's small /etc files that the sandbox shows as copies, by their SHA-256."""
+    from restbench.execution.sandbox import SandboxView
+
+    return {Path(path).name: hashlib.sha256(data).hexdigest()
+            for path, data in SandboxView.for_this_interpreter().copies.items()}
+
+
 @pytest.fixture(scope="module")
 def results(run_code: Any) -> dict[str, ExecutionResult]:
     import os
 
+    digests = _etc_digests()
+    assert {"services", "mime.types"} <= digests.keys()
+    cases = {**CASES, "etc_copies": f"ETC_DIGESTS = {digests!r}\n" + CASES["etc_copies"]}
     os.environ["RESTBENCH_TEST_SECRET"] = "s3cr3t"
     os.environ["OPENAI_API_KEY"] = "sk-test"
     try:
-        return dict(run_code(CASES))
+        return dict(run_code(cases))
     finally:
         del os.environ["RESTBENCH_TEST_SECRET"], os.environ["OPENAI_API_KEY"]
 
@@ -103,6 +128,10 @@ def test_canonical_base_url_reaches_the_implementation(results: dict[str, Any]) 
 
 def test_no_secrets_in_the_test_environment(results: dict[str, Any]) -> None:
     assert results["secrets"].outcome is Outcome.PASS, results["secrets"].output
+
+
+def test_small_etc_files_are_the_hosts_bytes_and_read_only(results: dict[str, Any]) -> None:
+    assert results["etc_copies"].outcome is Outcome.PASS, results["etc_copies"].output
 
 
 def test_runs_in_its_scratch_folder(results: dict[str, Any]) -> None:

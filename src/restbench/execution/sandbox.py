@@ -38,6 +38,7 @@ NOBODY = "nobody"
 NOBODY_ID = 65534
 CANONICAL_PORT = 8000
 ROOT_SIZE = "16m"
+COPY_LIMIT_BYTES = 1024**2  # copies of host files in the root's tmpfs (see SandboxView.copies)
 SHM_SIZE = "64m"
 
 # Benchmark data inside the restbench package: the answer key (services: requirements, mutants,
@@ -67,6 +68,9 @@ class SandboxView:
     binds: tuple[str, ...]
     symlinks: dict[str, str] = field(default_factory=dict)
     masked: tuple[str, ...] = ()
+    # Small host files shown by a copy of their bytes (taken once per worker) in the root's
+    # tmpfs, read-only with it: two mount calls fewer each than a bind (~65 us of CPU).
+    copies: dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def for_this_interpreter(cls) -> SandboxView:
@@ -91,7 +95,20 @@ class SandboxView:
             if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in binds):
                 binds.append(path)
         masked = tuple(str(package / d) for d in MASKED_PACKAGE_DIRS if (package / d).is_dir())
-        return cls(tuple(binds), symlinks, masked)
+        copies = {path: data for path in binds if (data := _small_etc_file(path)) is not None}
+        return cls(tuple(path for path in binds if path not in copies), symlinks, masked, copies)
+
+
+def _small_etc_file(path: str) -> bytes | None:
+    """The bytes of `path` when it is a regular file directly in /etc of at most COPY_LIMIT."""
+    if os.path.dirname(path) != "/etc" or not os.path.isfile(path) \
+            or os.path.getsize(path) > COPY_LIMIT_BYTES:
+        return None
+    try:
+        with open(path, "rb") as file:
+            return file.read(COPY_LIMIT_BYTES + 1)[:COPY_LIMIT_BYTES]
+    except OSError:
+        return None
 
 
 def _inside(root: str, path: str) -> str:
@@ -142,6 +159,9 @@ def build_root(view: SandboxView, root: str) -> None:
     for name, text in SYNTHETIC_ETC.items():
         with open(_inside(root, f"/etc/{name}"), "w") as file:
             file.write(text)
+    for path, data in view.copies.items():
+        with open(_inside(root, path), "wb") as file:
+            file.write(data)
     _build_dev(root)
     try:
         os.makedirs(_inside(root, "/proc"), exist_ok=True)
