@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -109,6 +110,7 @@ class ControlledApp:
             return message
 
         recorded = False
+        answered = False  # the response's last body message went out
 
         def record() -> None:
             nonlocal recorded
@@ -121,6 +123,7 @@ class ControlledApp:
                 self.exchanges.append(exchange)
 
         async def recording_send(message: Message) -> None:
+            nonlocal answered
             if message["type"] == "http.response.start":
                 exchange["status"] = message["status"]
             elif message["type"] == "http.response.body":
@@ -130,11 +133,23 @@ class ControlledApp:
                     # Recorded before the last byte goes out: a client that asks for the
                     # exchanges right after its response arrived must find this one.
                     record()
+                    await send(message)
+                    answered = True
+                    return
             await send(message)
 
         started = time.perf_counter()
         try:
             await self.app(scope, recording_receive, recording_send)
+        except Exception:
+            if not answered:
+                raise  # uvicorn answers 500, or closes a response it cannot finish
+            # Raised after the whole response went out: Starlette's error middleware re-raises
+            # once its 500 is sent. uvicorn would log it and close the connection, and whether a
+            # client that had already sent its next request on that kept-alive connection got an
+            # answer or a reset was up to timing (a test's outcome too: a fail or an error). The
+            # error is logged as uvicorn logs it; the connection goes on.
+            logging.getLogger("uvicorn.error").exception("Exception in ASGI application\n")
         finally:
             record()  # also a request whose handler failed before responding
             self.busy_s += time.perf_counter() - started
