@@ -446,9 +446,9 @@ def _edited_function(old: ParsedFile, new_text: str
     qualname, old_node, classes = before
     new_node = _parse_alone(new_lines, _first_line(old_node), (old_node.end_lineno or 0) + shift,
                             old_node.col_offset)
-    if new_node is None or new_node.name != old_node.name or not _holds(
-            new_node, [line.rstrip("\r\n") for line in new_lines], common + 1,
-            len(new_lines) - tail):
+    # (_holds reads a line only up to a statement's column: its line end does not matter.)
+    if new_node is None or new_node.name != old_node.name \
+            or not _holds(new_node, new_lines, common + 1, len(new_lines) - tail):
         return None
     if (_body_start(old_node), old_node.end_lineno) != \
             (_body_start(new_node), (new_node.end_lineno or 0) - shift):
