@@ -100,15 +100,16 @@ class SandboxView:
 
 
 def _small_etc_file(path: str) -> bytes | None:
-    """The bytes of `path` when it is a regular file directly in /etc of at most COPY_LIMIT."""
-    if os.path.dirname(path) != "/etc" or not os.path.isfile(path) \
-            or os.path.getsize(path) > COPY_LIMIT_BYTES:
+    """The bytes of `path` when it is a regular file directly in /etc of at most
+    COPY_LIMIT_BYTES (a larger one stays a bind, never a cut copy)."""
+    if os.path.dirname(path) != "/etc" or not os.path.isfile(path):
         return None
     try:
         with open(path, "rb") as file:
-            return file.read(COPY_LIMIT_BYTES + 1)[:COPY_LIMIT_BYTES]
+            data = file.read(COPY_LIMIT_BYTES + 1)
     except OSError:
         return None
+    return data if len(data) <= COPY_LIMIT_BYTES else None
 
 
 def _inside(root: str, path: str) -> str:

@@ -388,7 +388,7 @@ def _code_patches(original: Original, relative: str, new_text: str,
             return None
         if old.skeleton != ast.dump(_skeleton(blanked)):
             return None
-        new_bodies = _bodies(ast.parse(new_text))
+        new_bodies = _bodies(ast.parse(new_text))  # _skeleton blanked the bodies of `blanked`
         if new_bodies is None or old.bodies.keys() != new_bodies.keys():
             return None
         changed = [q for q in old.bodies if old.bodies[q] != new_bodies[q]]
