@@ -82,15 +82,20 @@ def _check_ray(ray: str | None) -> None:
 @service_option
 @requirement_option
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run everything this many times and list every outcome that changes.")
+              help="Run everything this many times and list every outcome that changes "
+                   "(every execution is made: --execute-all).")
 @workers_option
 @timeout_option
 @database_option
 @sandbox_option
 @ray_option
+@click.option("--execute-all", is_flag=True,
+              help="Run each golden test on every benign variant, also where its run on the "
+                   "original never reached the code the variant changes (by default such a run "
+                   "is not made: the test passes there as on the original).")
 def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: int,
              workers: int | None, timeout_s: float, database: str, no_sandbox: bool,
-             ray: str | None) -> None:
+             ray: str | None, execute_all: bool) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
     try:
         chosen = select_requirements(resolve_services(split(services)),
@@ -102,23 +107,23 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
         sys.exit(run_async(_validate_repeatedly(chosen, repeat, workers, timeout_s, database,
                                                 not no_sandbox, ray), NOT_STORED))
     sys.exit(run_async(_validate_each(chosen, workers, timeout_s, database, not no_sandbox,
-                                      ray), NOT_STORED))
+                                      ray, execute_all), NOT_STORED))
 
 
 async def _validate_each(services: list[Service], workers: int | None, timeout_s: float,
-                         database: str, sandbox: bool, ray: str | None) -> int:
+                         database: str, sandbox: bool, ray: str | None, execute_all: bool) -> int:
     """The services one after the other, on one set of servers and test workers (the next
     one's executions start as the last ones of the one before run: see validate_in_turn)."""
     all_ok = True
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
                                        sandbox=sandbox, ray=ray, on_event=print_notice,
-                                       services=services) as backend:
+                                       services=services, mark_reach=not execute_all) as backend:
         with progress() as handle:
             def events_of(service: Service) -> EventHandler:
                 return lambda event: handle(_named_after(service, event))
 
             async for report in validate_in_turn(services, backend, database=database,
-                                                 on_event=events_of):
+                                                 on_event=events_of, execute_all=execute_all):
                 console.print(validation_table(report))
                 for problem in report.service_problems:
                     errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
@@ -141,7 +146,7 @@ async def _validate_repeatedly(services: list[Service], repeat: int, workers: in
     bad = False
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
                                        sandbox=sandbox, ray=ray, on_event=print_notice,
-                                       services=services) as backend:
+                                       services=services, mark_reach=False) as backend:
         for service in services:
             bad |= await _repeat_one(service, repeat, database, backend)
     return 1 if bad else 0
@@ -154,7 +159,7 @@ async def _repeat_one(service: Service, repeat: int, database: str,
     for number in range(1, repeat + 1):
         with progress() as handle:
             reports.append(await validate_service(service, database=database, on_event=handle,
-                                                  backend=backend))
+                                                  backend=backend, execute_all=True))
         console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
                       f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
         for problem in reports[-1].problems:  # at once: a long run may be stopped early

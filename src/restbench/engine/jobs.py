@@ -34,6 +34,13 @@ class Job:
 
 Done = Callable[[Job, ExecutionResult], None]
 
+# A test's outcome on a mutant or benign variant that is not run: on the original it passed
+# without running any statement the implementation's edit changes (serving.reach).
+UNREACHED_REASON = "not run: never reached"
+UNREACHED_OUTPUT = ("Not run: on the original, this test passed without running any statement "
+                    "this implementation's edit changes, so it would pass here too (restbench run "
+                    "--execute-all runs it anyway).")
+
 
 async def execute_on(executor: Executor, server: RunningServer, job: Job) -> ExecutionResult:
     """Runs `job` on `server` (already reset), with the HTTP exchanges the server recorded and,

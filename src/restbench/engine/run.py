@@ -23,7 +23,7 @@ from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_b
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.generation import NO_MODEL, GenerationRequest, generate
 from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
-from restbench.engine.jobs import Job, open_executor
+from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
 from restbench.engine.live import LiveServers
 from restbench.engine.scratch import scratch_folder
 from restbench.engine.subsets import mutant_subsets, requirement_columns
@@ -130,10 +130,6 @@ def runner_of(generation: GenerationRow) -> str:
     return str(generation.details.get("runner", "pytest"))
 
 
-UNREACHED_REASON = "not run: never reached"
-UNREACHED_OUTPUT = ("Not run: on the original, this test passed without running any statement "
-                    "this implementation's edit changes, so it would pass here too (restbench run "
-                    "--execute-all runs it anyway).")
 GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its own calls
 
 

@@ -2,6 +2,10 @@
 
 For every requirement: its golden test passes on the original, kills each of its mutants, and
 passes on every benign variant; every mutant and benign variant applies and starts.
+
+A golden test that passed on the original without running any statement a benign variant's edit
+changes passes on that variant too (serving.reach: the same requests meet the same code and
+state), so that pass is recorded without running it, as `run` does; `execute_all` runs it.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from pathlib import Path
 from restbench.benchmark.models import Service
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
-from restbench.engine.jobs import Job, open_executor
-from restbench.errors import MutationError
+from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
+from restbench.errors import MutationError, ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, edited_text
@@ -51,6 +55,8 @@ class ValidationReport:
     database: str = "sqlite"
     # (requirement, implementation id) -> outcome of the golden test there
     outcomes: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Passes on benign variants recorded without running: the test never reached their edit.
+    not_run: int = 0
 
     @property
     def problems(self) -> list[str]:
@@ -67,9 +73,11 @@ class ValidationReport:
     def summary(self) -> str:
         verdict = "all sound" if self.ok else f"{len(self.problems)} problem(s)"
         per_execution = self.wall_s / self.executions * 1000 if self.executions else 0.0
+        not_run = f", {self.not_run} not run: never reached" if self.not_run else ""
         return (f"{self.service}: {len(self.checks)} requirements, {self.mutants} mutants, "
                 f"{self.benign} benign variants: {verdict} ({self.executions} executions in "
-                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each, on {self.database})")
+                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each{not_run}, "
+                f"on {self.database})")
 
 
 def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, str]]:
@@ -91,11 +99,13 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
                                   sandbox: bool = True, ray: str | None = None,
                                   on_event: EventHandler = ignore,
                                   services: Sequence[Service] = (),
+                                  mark_reach: bool = True,
                                   ) -> AsyncIterator[ExecutionBackend]:
     """The servers and test workers that validate runs on (`database`: `sqlite`, `postgres` or a
     PostgreSQL URL; `ray`: an address or `auto`, to run on that Ray cluster's nodes). Opened once
     for several services, its launcher, workers and warm-ups are paid once; given the
-    `services`, the launcher starts while the workers do."""
+    `services`, the launcher starts while the workers do. With `mark_reach`, the original's
+    servers tell which edits each test never reached (what `execute_all=False` needs)."""
     database = DatabaseChoice.parse(database)
     with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
         if ray is not None:
@@ -103,10 +113,11 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
 
             async with open_ray_backend(ray, database=database, workers=workers,
                                         timeout_s=timeout_s, sandbox=sandbox, trusted_only=True,
-                                        on_event=on_event) as backend:
+                                        on_event=on_event, mark_reach=mark_reach) as backend:
                 yield backend
         else:
-            async with ServerPool(Path(scratch) / "servers", database) as pool:
+            async with ServerPool(Path(scratch) / "servers", database,
+                                  mark_reach=mark_reach) as pool:
                 pool.prepare(services)
                 async with open_executor(workers, timeout_s, Path(scratch) / "exec",
                                          sandbox=sandbox, trusted_only=True,
@@ -119,12 +130,14 @@ async def validate_service(service: Service, *, workers: int | None = None,
                            timeout_s: float = 30.0, database: DatabaseChoice | str = "sqlite",
                            sandbox: bool = True, ray: str | None = None,
                            on_event: EventHandler = ignore,
-                           backend: ExecutionBackend | None = None) -> ValidationReport:
+                           backend: ExecutionBackend | None = None,
+                           execute_all: bool = False) -> ValidationReport:
     """Runs every golden test on the original, its mutants and the benign variants, with every
     server on `database` (`sqlite`, `postgres` or a PostgreSQL URL); with `ray` (an address or
     `auto`) on the nodes of that Ray cluster. With `backend` (from `open_validation_backend`,
     opened with the same `database`), on that one; the other options then only name the
-    database."""
+    database. A benign variant's run waits for the original's, and is not made where that one
+    passed without reaching the variant's edit (its pass is recorded), unless `execute_all`."""
     database = DatabaseChoice.parse(database)
     require_support(service, database)
     started = time.perf_counter()
@@ -132,12 +145,13 @@ async def validate_service(service: Service, *, workers: int | None = None,
     checks = {r.id: RequirementCheck(r.id, [m.id for m in r.mutants]) for r in service.requirements}
     benign_ids = [b.id for b in service.data.benign]
     outcomes: dict[tuple[str, str], str] = {}
-    jobs = []
+    jobs: list[Job] = []
     for requirement in service.requirements:
         code = service.golden_code(requirement)
         targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
         jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
         checks[requirement.id].problems += [broken[t] for t in targets if t in broken]
+    plan = _Plan(jobs, execute_all)
 
     def record(job: Job, result: ExecutionResult) -> None:
         check = checks[job.label]
@@ -161,36 +175,87 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     on_event(PhaseStarted("execute", len(jobs)))
     if backend is not None:
-        failures = await _execute_and_diagnose(backend, service, jobs, record, checks)
+        failures = await _execute_and_diagnose(backend, service, plan, record, checks)
     else:
         async with open_validation_backend(workers=workers, timeout_s=timeout_s,
                                            database=database, sandbox=sandbox, ray=ray,
-                                           on_event=on_event, services=[service]) as own:
-            failures = await _execute_and_diagnose(own, service, jobs, record, checks)
+                                           on_event=on_event, services=[service],
+                                           mark_reach=not execute_all) as own:
+            failures = await _execute_and_diagnose(own, service, plan, record, checks)
     service_problems = [f"{service.name}: {impl_id}: {error}"
                         for impl_id, error in failures.items()]
     storage = "its own storage" if service.manifest is not None and \
         service.manifest.own_storage else database.describe()
-    return ValidationReport(service.name, list(checks.values()), len(benign_ids), len(jobs),
-                            time.perf_counter() - started, service_problems, storage, outcomes)
+    return ValidationReport(service.name, list(checks.values()), len(benign_ids),
+                            len(jobs) - plan.not_run, time.perf_counter() - started,
+                            service_problems, storage, outcomes, plan.not_run)
 
 
-async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, jobs: list[Job],
+class _Plan:
+    """A service's jobs, in two parts: those that run at once (on the original and the mutants,
+    or every job with `execute_all`), and each requirement's jobs on the benign variants, held
+    until the original's outcome of its golden test tells which of them need running."""
+
+    def __init__(self, jobs: list[Job], execute_all: bool) -> None:
+        self.first = [job for job in jobs
+                      if execute_all or job.implementation.kind != "benign"]
+        self.held: dict[str, list[Job]] = {}
+        for job in jobs:
+            if not execute_all and job.implementation.kind == "benign":
+                self.held.setdefault(job.label, []).append(job)
+        self.not_run = 0
+
+    def release(self, requirement: str, original: ExecutionResult | None,
+                record: Callable[[Job, ExecutionResult], None]) -> list[Job]:
+        """The held jobs of `requirement` that must run, given the original's `original` result
+        (None: it has none); the others' passes are recorded."""
+        unreached = set(original.unreached) \
+            if original is not None and original.outcome is Outcome.PASS else set()
+        to_run = []
+        for job in self.held.pop(requirement, []):
+            if job.implementation.id in unreached:
+                self.not_run += 1
+                record(job, ExecutionResult(Outcome.PASS, 0.0, UNREACHED_OUTPUT,
+                                            UNREACHED_REASON))
+            else:
+                to_run.append(job)
+        return to_run
+
+
+async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, plan: _Plan,
                                 record: Callable[[Job, ExecutionResult], None],
-                                checks: dict[str, RequirementCheck]) -> dict[str, str]:
-    """Runs `jobs`; then each golden test that did not pass on the original runs there once
-    more, after a reset. A new server's first test runs without one (the service contract says
-    `create_app` leaves the seed state that `reset` gives), so a test that passes then points at
-    that clause; its problem says so, as a hint (a flaky test passes a second time too). The
-    second run counts in no outcome."""
+                                checks: dict[str, RequirementCheck]
+                                ) -> dict[str, ServiceStartError]:
+    """Runs the `plan`'s jobs, each requirement's benign ones once its original's ended; then
+    each golden test that did not pass on the original runs there once more, after a reset. A
+    new server's first test runs without one (the service contract says `create_app` leaves the
+    seed state that `reset` gives), so a test that passes then points at that clause; its
+    problem says so, as a hint (a flaky test passes a second time too). The second run counts
+    in no outcome."""
     failed: dict[str, int] = {}  # requirement -> the index of the problem `record` added
+    released: list[asyncio.Future[dict[str, ServiceStartError]]] = []
+
+    def run_released(requirement: str, original: ExecutionResult | None) -> None:
+        to_run = plan.release(requirement, original, note)
+        if to_run:
+            released.append(asyncio.ensure_future(backend.execute(to_run, note)))
 
     def note(job: Job, result: ExecutionResult) -> None:
         record(job, result)
-        if job.implementation.id == ORIGINAL and result.outcome is not Outcome.PASS:
-            failed[job.label] = len(checks[job.label].problems) - 1
+        if job.implementation.id == ORIGINAL:
+            if result.outcome is not Outcome.PASS:
+                failed[job.label] = len(checks[job.label].problems) - 1
+            run_released(job.label, result)
 
-    failures = await backend.execute(jobs, note)
+    try:
+        failures = dict(await backend.execute(plan.first, note))
+        for requirement in list(plan.held):  # its original did not start: no outcome to go by
+            run_released(requirement, None)
+        for batch in released:
+            failures.update(await batch)
+    finally:
+        for batch in released:
+            batch.cancel()
     if not failed or service.manifest is not None:  # another language: resets first anyway
         return failures
 
@@ -201,7 +266,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, job
                 f"{service.name}'s create_app does not leave the seed state that reset gives, "
                 "which a new server's first test sees (docs/service-contract.md)")
 
-    await backend.execute([replace(job, reset_first=True) for job in jobs
+    await backend.execute([replace(job, reset_first=True) for job in plan.first
                            if job.implementation.id == ORIGINAL and job.label in failed], hint)
     return failures
 
@@ -209,7 +274,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, job
 async def validate_in_turn(services: Sequence[Service], backend: ExecutionBackend, *,
                            database: DatabaseChoice | str = "sqlite",
                            on_event: Callable[[Service], EventHandler] = lambda _: ignore,
-                           ) -> AsyncIterator[ValidationReport]:
+                           execute_all: bool = False) -> AsyncIterator[ValidationReport]:
     """Validates `services` on one backend (from `open_validation_backend`), one after the
     other; yields each one's report, in order, as soon as it is complete. A service's jobs go
     in once the last jobs of the one before are all running, so that the lanes that finish
@@ -221,7 +286,7 @@ async def validate_in_turn(services: Sequence[Service], backend: ExecutionBacken
         for service in services:
             last_running = asyncio.Event()
             task = asyncio.ensure_future(validate_service(
-                service, database=database, backend=backend,
+                service, database=database, backend=backend, execute_all=execute_all,
                 on_event=_watching_the_last_jobs(on_event(service), backend.size, last_running)))
             started.append(task)
             if previous is not None:

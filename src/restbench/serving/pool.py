@@ -69,8 +69,7 @@ class RunningServer:
     switch: str = ""  # how the launcher made this implementation (see serving.originals)
     start_cpu_s: float = 0.0  # CPU time the server process used to start
     # Nothing has run on it since `create_app` left the seed state, the state a reset gives
-    # (docs/service-contract.md): its first execution needs no reset (LocalBackend). Not so on
-    # a server of the original that marks reach, whose recorder must see the reset run.
+    # (docs/service-contract.md): its first execution needs no reset (LocalBackend).
     seeded_at_start: bool = False
     handoff: socket.socket | None = field(default=None, repr=False)
     _handoff_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
@@ -478,7 +477,7 @@ class ServerPool:
         server = RunningServer(implementation, replica, answer["pid"], answer["port"], log_file,
                                control_socket, token, database_url, answer.get("switch", ""),
                                float(answer.get("cpu_s", 0.0)),
-                               seeded_at_start=not self._marks_reach(implementation))
+                               seeded_at_start=True)
         self._servers.append(server)  # it answered once it served: no health check needed
         server.handoff = await _connect_handoff(handoff_socket)
         log.debug("started %s on port %s", name, server.port)

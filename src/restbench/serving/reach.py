@@ -271,28 +271,39 @@ def _scope(code: types.CodeType) -> tuple[object, ...]:
 
 class ReachRecorder:
     """In a server of the original: the statements that ran since the last reset, and those
-    that ran while it started or reset (they count for every test)."""
+    that ran while it started or reset (they count for every test).
+
+    A server's first test runs without a reset (the state `create_app` left is the seed state,
+    by the service contract), so what a reset runs is not known until the first one: until
+    then no edit counts as never reached (on another server the same test may come after a
+    reset, which may run an edited statement)."""
 
     def __init__(self, reach_plan: ReachPlan) -> None:
         self.needs = reach_plan.needs
         self.kept = reach_plan.kept
         self.ran: set[int] = set()
         self.always: set[int] = set()
-        self._reset_once = False
+        self._reset_seen = False
+
+    def started(self) -> None:
+        """Once the server serves: what ran while it started."""
+        self.always |= self.ran
+        self.ran.clear()
 
     def before_reset(self) -> None:
-        if not self._reset_once:  # what ran while the server started
-            self.always |= self.ran
-            self._reset_once = True
         self.always |= self.ran & self.kept  # a cached result outlives the reset
         self.ran.clear()
 
     def after_reset(self) -> None:
         self.always |= self.ran
         self.ran.clear()
+        self._reset_seen = True
 
     def unreached(self) -> list[str]:
-        """The implementations whose edited statements did not run since the last reset."""
+        """The implementations whose edited statements did not run since the last reset (none
+        before the first reset)."""
+        if not self._reset_seen:
+            return []
         ran = self.ran | self.always
         return sorted(i for i, needs in self.needs.items() if not needs & ran)
 
