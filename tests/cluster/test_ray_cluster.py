@@ -198,9 +198,13 @@ def test_run_scores_equal_the_local_run(nodes: TwoNodes, local_run: Path,
     done = _run(tmp_path, "--ray", nodes.address)
     assert _outcomes(tmp_path) == _outcomes(local_run)
     assert _scores(tmp_path) == _scores(local_run)
-    # the nodes' servers of the original say what each test never reached, as a local one does
+    # The nodes' servers of the original say what each test never reached, as a local one
+    # does; nothing is inferred from a server's first test (serving.reach), and the nodes start
+    # more servers of the original than one machine, so fewer executions may be left out.
+    made, reused, not_needed = _counts(done.stdout)
     local = _counts((local_run / "stdout.txt").read_text())
-    assert _counts(done.stdout) == local and local[2] > 0
+    assert (made + not_needed, reused) == (local[0] + local[2], local[1])
+    assert not_needed > 0 and local[2] > 0
 
 
 def test_a_node_lost_mid_run_changes_nothing(nodes: TwoNodes, local_run: Path,

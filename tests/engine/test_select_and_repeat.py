@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import re
 import signal
 import time
 from pathlib import Path
@@ -42,13 +43,23 @@ def test_validate_of_several_services_reports_each_in_turn() -> None:
     still come one per service, in the order given, each with its own executions."""
     result = restbench("validate", "-s", "conduit,todo", "-R", "CONDUIT-0[12],TODO-0[12]")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    # executions: golden tests x (original + benign) + mutants, less those never reached
-    conduit = result.stdout.index("conduit: 2 requirements, 6 mutants, 4 benign variants: all "
-                                  "sound (12 executions")
-    todo = result.stdout.index("todo: 2 requirements, 8 mutants, 2 benign variants: all sound "
-                               "(12 executions")
+    conduit, conduit_executions = _summary(result.stdout, "conduit: 2 requirements, 6 mutants, "
+                                                          "4 benign variants: all sound")
+    todo, todo_executions = _summary(result.stdout, "todo: 2 requirements, 8 mutants, 2 benign "
+                                                    "variants: all sound")
+    # golden tests x (original + benign) + mutants: made, or never reached and not made
+    assert (conduit_executions, todo_executions) == (16, 14)
     assert conduit < todo
     assert "CONDUIT-01" in result.stdout[:conduit] and "TODO-01" in result.stdout[conduit:todo]
+
+
+def _summary(stdout: str, verdict: str) -> tuple[int, int]:
+    """Where the summary line that starts with `verdict` is, and the executions it counts
+    (those made and those not run)."""
+    found = re.search(re.escape(verdict) + r" \((\d+) executions in [\d.]+ s, \d+ ms each"
+                      r"(?:, (\d+) not run: never reached)?, on sqlite\)", stdout)
+    assert found is not None, stdout
+    return found.start(), int(found[1]) + int(found[2] or 0)
 
 
 def test_an_interrupted_validate_says_it_kept_nothing_but_its_reports() -> None:
