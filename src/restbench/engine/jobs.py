@@ -38,8 +38,8 @@ Done = Callable[[Job, ExecutionResult], None]
 # without running any statement the implementation's edit changes (serving.reach).
 UNREACHED_REASON = "not run: never reached"
 UNREACHED_OUTPUT = ("Not run: on the original, this test passed without running any statement "
-                    "this implementation's edit changes, so it would pass here too (restbench run "
-                    "--execute-all runs it anyway).")
+                    "this implementation's edit changes, so it would pass here too (`run` or "
+                    "`validate` with --execute-all runs it anyway).")
 
 
 async def execute_on(executor: Executor, server: RunningServer, job: Job) -> ExecutionResult:
