@@ -197,11 +197,12 @@ class _Plan:
     until the original's outcome of its golden test tells which of them need running."""
 
     def __init__(self, jobs: list[Job], execute_all: bool) -> None:
-        self.first = [job for job in jobs
-                      if execute_all or job.implementation.kind != "benign"]
+        self.first: list[Job] = []
         self.held: dict[str, list[Job]] = {}
         for job in jobs:
-            if not execute_all and job.implementation.kind == "benign":
+            if execute_all or job.implementation.kind != "benign":
+                self.first.append(job)
+            else:
                 self.held.setdefault(job.label, []).append(job)
         self.not_run = 0
 
