@@ -46,6 +46,7 @@ from typing import Any
 
 import pytest
 
+from restbench import process_names
 from restbench.execution import rewritten, sandbox
 from restbench.execution.limits import (
     FILE_SIZE_LIMIT_BYTES,
@@ -391,6 +392,7 @@ class _Sandbox:
             raise
         if self.test_pid == 0:
             try:
+                process_names.name_this_process(process_names.TEST)
                 self.link.close()
                 self.feed.close()
                 _settle(child_link, child_feed, view, mount_point, self.output, self.report,
@@ -533,6 +535,7 @@ def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process_names.name_this_process(process_names.WORKER)
     channel = socket.socket(fileno=int(sys.argv[1]))
     mount_point = sys.argv[2]
     isolated = sys.argv[3] == "1"

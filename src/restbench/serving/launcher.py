@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from restbench import process_names
 from restbench.errors import RestbenchError
 from restbench.serving import inline_sync, memory_folders, originals, reach
 
@@ -130,6 +131,7 @@ def _die_with_parent() -> None:
 def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     """Runs in the forked child: import the implementation, bind, report the port, serve."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process_names.name_this_process(process_names.SERVER)
     _die_with_parent()
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -421,6 +423,7 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process_names.name_this_process(process_names.LAUNCHER)
     postgres = POSTGRES_FLAG in sys.argv[1:]
     folders = [argument for argument in sys.argv[1:] if argument != POSTGRES_FLAG]
     _preload(postgres)
