@@ -56,7 +56,8 @@ PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
            "sqlalchemy.dialects.sqlite", "jwt", "uvicorn", "uvicorn.config", "uvicorn.server",
            "uvicorn.protocols.http.httptools_impl", "uvicorn.lifespan.on", "httptools",
-           "restbench.serving.bounded_http",
+           "restbench.serving.bounded_http", "restbench.serving.control",
+           "restbench.execution.channel",  # the servers' hand-off channel to the harness
            "uvicorn.loops.uvloop", "uvloop",
            "fastapi.telemetry._runtime",  # imported by FastAPI's lifespan
            # anyio's asyncio backend (cancel scopes, task groups): imported on the first request
