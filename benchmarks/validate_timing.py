@@ -1,0 +1,131 @@
+"""`restbench validate`'s wall and CPU time over several rounds, for one restbench install or
+for several side by side, with the state of the machine printed beside each figure.
+
+On a shared virtual machine the wall time of the same work moves by 10-20% from one minute to
+the next, so a single `time restbench validate` says little about a change. This script runs
+validate `--rounds` times. When `--python` names several installs (each the Python of a virtual
+environment with restbench installed, another commit's for instance), each round runs them one
+after the other, so they share the machine's hour. Every run prints four figures:
+
+- its wall time;
+- the CPU time of its whole process tree, as `time` counts it (the rusage of wait4);
+- the load average at its start;
+- a calibration: the time of a fixed pure-Python loop, run just before it. A slow hour shows
+  there too.
+
+Then, for each install, it prints the median and range of the wall and CPU times, and how many
+runs finished within `--target-s`. The default is 45 s, issue 12's target for the three built-in
+services.
+
+    python benchmarks/validate_timing.py [--rounds 3] [-s todo,conduit,fullstack]
+        [--python [LABEL=]PATH ...] [--target-s 45] [-- more validate arguments]
+
+It exits 1 if a validate run fails: a non-zero exit, or a service not reported sound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CALIBRATION = "for i in range(30_000_000): pass"
+
+
+@dataclass(frozen=True)
+class Install:
+    label: str
+    python: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_s: float
+    cpu_s: float
+    loop_s: float
+    load: float
+    sound: bool
+    detail: str
+
+
+def calibrate() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", CALIBRATION], check=True)
+    return time.perf_counter() - started
+
+
+def time_validate(install: Install, services: str, extra: list[str]) -> Timing:
+    loop_s = calibrate()
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    child = subprocess.Popen([install.python, "-m", "restbench.cli", "validate", "-s", services,
+                              *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    assert child.stdout is not None
+    output = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall_s = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    summaries = [line for line in output.splitlines() if "requirements," in line]
+    sound = code == 0 and bool(summaries) and all("all sound" in s for s in summaries)
+    detail = "all sound" if sound else (
+        f"exit status {code}: " + (output.strip().splitlines() or ["no output"])[-1])
+    return Timing(wall_s, usage.ru_utime + usage.ru_stime, loop_s, load, sound, detail)
+
+
+def parse_install(text: str) -> Install:
+    label, _, path = text.rpartition("=")
+    return Install(label or path, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="runs per install (default: 3)")
+    parser.add_argument("-s", "--services", default="todo,conduit,fullstack",
+                        help="validate's -s (default: todo,conduit,fullstack)")
+    parser.add_argument("--python", action="append", type=parse_install, metavar="[LABEL=]PATH",
+                        help="the Python of an install to time (repeatable; default: this one)")
+    parser.add_argument("--target-s", type=float, default=45.0,
+                        help="the wall time a run should stay within (default: 45)")
+    parser.add_argument("validate_args", nargs="*", help="more validate arguments (after --)")
+    options = parser.parse_args()
+    if options.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    installs: list[Install] = options.python or [Install("this install", sys.executable)]
+    for install in installs:
+        if not Path(install.python).is_file():
+            parser.error(f"--python {install.python}: no such file")
+    timings: dict[str, list[Timing]] = {install.label: [] for install in installs}
+    width = max(len(install.label) for install in installs)
+    print(f"restbench validate -s {options.services} {' '.join(options.validate_args)}".rstrip()
+          + f": {options.rounds} rounds x {len(installs)} installs, {os.cpu_count()} CPUs",
+          flush=True)
+    failed = False
+    for round_number in range(1, options.rounds + 1):
+        for install in installs:
+            timing = time_validate(install, options.services, options.validate_args)
+            timings[install.label].append(timing)
+            failed |= not timing.sound
+            print(f"round {round_number}/{options.rounds}  {install.label:{width}}  "
+                  f"{timing.wall_s:6.1f} s wall  {timing.cpu_s:6.1f} s CPU  "
+                  f"loop {timing.loop_s:.2f} s  load {timing.load:.2f}  {timing.detail}",
+                  flush=True)
+    print()
+    for label, runs in timings.items():
+        walls = [t.wall_s for t in runs]
+        cpus = [t.cpu_s for t in runs]
+        within = sum(wall <= options.target_s for wall in walls)
+        print(f"{label:{width}}  wall median {statistics.median(walls):.1f} s "
+              f"({min(walls):.1f}-{max(walls):.1f}), CPU median {statistics.median(cpus):.1f} s "
+              f"({min(cpus):.1f}-{max(cpus):.1f}); {within} of {len(runs)} runs within "
+              f"{options.target_s:g} s")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
