@@ -13,7 +13,7 @@ __all__ = ["RunningServer", "ServerPool"]
 def __getattr__(name: str) -> Any:
     """The pool, imported on first use: the launcher (`python -m restbench.serving.launcher`)
     runs this package's __init__ too, and without the pool it leaves out the harness's side (the
-    benchmark loader, the executor, httpx, rich, YAML): ~230 modules and ~11 MB that every
+    benchmark loader, the executor, httpx, rich, YAML): ~230 modules and ~12 MB that every
     server's fork would copy the page tables of and its exit unmap."""
     if name in __all__:
         from restbench.serving import pool
