@@ -8,7 +8,9 @@ environment with restbench installed, another commit's for instance), each round
 after the other, so they share the machine's hour. Every run prints four figures:
 
 - its wall time;
-- the CPU time of its whole process tree, as `time` counts it (the rusage of wait4);
+- the CPU time of its whole process tree, as `time` counts it (the rusage of wait4), and the
+  system time within it (a slow hour on a virtual machine can show there first: the harness's
+  forks, exits and copy-on-write faults are kernel work);
 - the load average at its start;
 - a calibration: the time of a fixed pure-Python loop, run just before it. A slow hour shows
   there too.
@@ -47,6 +49,7 @@ class Install:
 class Timing:
     wall_s: float
     cpu_s: float
+    system_s: float  # of cpu_s: forks, exits and page faults are most of it
     loop_s: float
     load: float
     sound: bool
@@ -75,7 +78,8 @@ def time_validate(install: Install, services: str, extra: list[str]) -> Timing:
     sound = code == 0 and bool(summaries) and all("all sound" in s for s in summaries)
     detail = "all sound" if sound else (
         f"exit status {code}: " + (output.strip().splitlines() or ["no output"])[-1])
-    return Timing(wall_s, usage.ru_utime + usage.ru_stime, loop_s, load, sound, detail)
+    return Timing(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_stime, loop_s, load, sound,
+                  detail)
 
 
 def parse_install(text: str) -> Install:
@@ -112,7 +116,8 @@ def main() -> None:
             timings[install.label].append(timing)
             failed |= not timing.sound
             print(f"round {round_number}/{options.rounds}  {install.label:{width}}  "
-                  f"{timing.wall_s:6.1f} s wall  {timing.cpu_s:6.1f} s CPU  "
+                  f"{timing.wall_s:6.1f} s wall  {timing.cpu_s:6.1f} s CPU "
+                  f"({timing.system_s:5.1f} system)  "
                   f"loop {timing.loop_s:.2f} s  load {timing.load:.2f}  {timing.detail}",
                   flush=True)
     print()
