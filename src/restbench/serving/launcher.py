@@ -50,7 +50,7 @@ from typing import Any
 
 from restbench import process_names
 from restbench.errors import RestbenchError
-from restbench.serving import inline_sync, memory_folders, originals, reach
+from restbench.serving import inline_sync, memory_folders, originals, reach, shared_field_adapters
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -95,6 +95,7 @@ def _preload(postgres: bool) -> None:
         except ImportError:
             pass
     inline_sync.install()
+    shared_field_adapters.install()
     _warm_up_tokenize()
     _configure_server_logging()
 
