@@ -142,3 +142,38 @@ def test_an_app_built_with_shared_adapters_answers_as_one_built_without(
     assert len(plain["validations"]) > 100
     # The second app's fields were all seen before: it builds none of its own.
     assert shared["builds"] <= plain["builds"] / 2, (shared["builds"], plain["builds"])
+
+
+def test_a_field_whose_key_cannot_be_made_is_built_as_before(tmp_path: Path) -> None:
+    """A constraint that raises when read (a frozen dataclass with a field never set)
+    does not stop FastAPI from building the field: it gets an adapter of its own."""
+    script = r"""
+import dataclasses, json
+import fastapi._compat.v2 as v2
+from typing import Annotated
+from fastapi import FastAPI, Query
+from fastapi.testclient import TestClient
+from restbench.serving import shared_field_adapters
+
+shared_field_adapters.install()
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class Unread:
+    never_set: int = dataclasses.field(init=False)
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        return handler(source)
+
+app = FastAPI()
+
+@app.get("/items")
+def items(limit: Annotated[int, Unread(), Query()] = 3) -> dict[str, int]:
+    return {"limit": limit}
+
+with TestClient(app) as client:
+    print(json.dumps([client.get("/items?limit=5").json(), client.get("/items?limit=x").status_code]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [{"limit": 5}, 422]

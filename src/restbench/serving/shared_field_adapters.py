@@ -19,7 +19,8 @@ or in the launcher it was forked from. The key compares:
   or function that a re-import made again, or a mutable value, is always a different key; a
   class also by the identity of its pydantic schema, which `model_rebuild` replaces.
 
-A field with a forward reference (a string annotation) is built as FastAPI builds it.
+A field with a forward reference (a string annotation), or with a part that fails to be read
+for its key, is built as FastAPI builds it.
 Installed once in the launcher, before any service is imported.
 """
 
@@ -119,7 +120,7 @@ def install() -> None:
             key = field_key(parts["annotation"], list(parts["metadata"]),
                             dict(parts["attributes"]), field.config)
             adapter = adapters.get(key)
-        except (_Unkeyable, TypeError):  # TypeError: an unhashable part
+        except Exception:  # noqa: BLE001 - _Unkeyable, or a part that will not be read: as before
             build(field)
             return
         if adapter is not None:
