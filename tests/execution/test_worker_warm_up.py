@@ -34,3 +34,75 @@ def test_every_module_loaded_before_the_forks_has_its_file_noted(tmp_path: Path,
             is sys.modules["loaded_after_the_warm_up"]
     finally:
         sys.modules.pop("loaded_after_the_warm_up", None)
+
+
+class _CountingModules(dict):  # type: ignore[type-arg]
+    """sys.modules as `inspect` sees it, counting the walks over every loaded module."""
+
+    walks = 0
+
+    def copy(self) -> dict:  # type: ignore[type-arg]
+        type(self).walks += 1
+        return dict(self)
+
+
+class _SysWith:
+    """`sys` with other modules."""
+
+    def __init__(self, modules: dict) -> None:  # type: ignore[type-arg]
+        self.modules = modules
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(sys, name)
+
+
+def test_a_test_module_noted_as_collected_is_found_without_a_walk(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """What `TestModuleFiles` notes for a test module is what `inspect.getmodule`'s own walk
+    notes; afterwards a failure report's lookup of that file walks no loaded module."""
+    (tmp_path / "test_noted.py").write_text("def test_fails():\n    assert 1 == 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    file = str(tmp_path / "test_noted.py")
+    try:
+        module = importlib.import_module("test_noted")
+        code = module.test_fails.__code__
+
+        monkeypatch.setattr(inspect, "modulesbyfile", dict(inspect.modulesbyfile))
+        monkeypatch.setattr(inspect, "_filesbymodname", dict(inspect._filesbymodname))
+        assert inspect.getmodule(code, file) is module  # the walk
+        walked = {k: v for k, v in inspect.modulesbyfile.items() if "test_noted" in k}, \
+            inspect._filesbymodname["test_noted"]
+
+        monkeypatch.setattr(inspect, "modulesbyfile", {})
+        monkeypatch.setattr(inspect, "_filesbymodname", {})
+        worker.map_module_file(module)
+        noted = dict(inspect.modulesbyfile), inspect._filesbymodname["test_noted"]
+        assert noted == walked
+
+        counting = _CountingModules(sys.modules)
+        monkeypatch.setattr(inspect, "sys", _SysWith(counting))
+        assert inspect.getmodule(code, file) is module
+        assert _CountingModules.walks == 0
+        inspect.modulesbyfile.clear()
+        inspect._filesbymodname.clear()
+        assert inspect.getmodule(code, file) is module
+        assert _CountingModules.walks == 1  # the counter counts: without the note, a walk
+    finally:
+        sys.modules.pop("test_noted", None)
+
+
+def test_the_worker_notes_each_collected_test_module(tmp_path: Path) -> None:
+    """The hook in a real pytest session: the collected module's file is in `inspect`'s map."""
+    import pytest
+
+    (tmp_path / "test_collected_here.py").write_text("def test_passes():\n    pass\n")
+    try:
+        code = pytest.main([str(tmp_path / "test_collected_here.py"), "-q", "-p", "no:cacheprovider",
+                            "--rootdir", str(tmp_path)], plugins=[worker.TestModuleFiles()])
+        assert code == 0
+        assert inspect._filesbymodname.get("test_collected_here") == \
+            str(tmp_path / "test_collected_here.py")
+        assert inspect.modulesbyfile[inspect.getabsfile(sys.modules["test_collected_here"])] \
+            == "test_collected_here"
+    finally:
+        sys.modules.pop("test_collected_here", None)
