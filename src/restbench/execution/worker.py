@@ -159,9 +159,13 @@ def map_module_file(module: object) -> None:
     if not isinstance(name, str) or not isinstance(file, str) \
             or inspect._filesbymodname.get(name) == file:  # type: ignore[attr-defined]
         return
+    try:
+        absolute = inspect.getabsfile(module)  # type: ignore[arg-type]
+        real = os.path.realpath(absolute)
+    except Exception:  # noqa: BLE001 - left to the lookup, as before (a test's own odd module)
+        return
     inspect._filesbymodname[name] = file  # type: ignore[attr-defined]
-    absolute = inspect.getabsfile(module)  # type: ignore[arg-type]
-    inspect.modulesbyfile[absolute] = inspect.modulesbyfile[os.path.realpath(absolute)] = name
+    inspect.modulesbyfile[absolute] = inspect.modulesbyfile[real] = name
 
 
 def _warm_up_jsonschema() -> None:
