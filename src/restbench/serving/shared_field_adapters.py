@@ -5,7 +5,7 @@ parameter, body and response field of every route, and again for each route of a
 router on that router's first request. A server that imports some of its service's modules again
 (`originals.REIMPORT`) runs `create_app` again, so it builds them all anew: ~150 adapters per
 fullstack server, most of them for the very fields the launcher built them for (`int` query
-parameters, the unchanged modules' models). That was the largest part of such a server's CPU.
+parameters, the unchanged modules' models): a large part of such a server's CPU.
 
 An adapter is a function of what FastAPI builds it from: the field's annotation, its metadata and
 its other attributes, and the config. Keyed by exactly those, compared so that nothing unequal
