@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import typing
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis))
@@ -56,8 +56,8 @@ class _Same:
         return id(self.value)
 
 
-def field_key(annotation: object, metadata: list[object], attributes: dict[str, object],
-              config: object) -> Hashable:
+def field_key(annotation: object, metadata: Iterable[object],
+              attributes: Mapping[str, object], config: object) -> Hashable:
     """The key of the adapter FastAPI builds from these; raises `_Unkeyable`."""
     if isinstance(annotation, str):
         raise _Unkeyable
@@ -66,9 +66,11 @@ def field_key(annotation: object, metadata: list[object], attributes: dict[str, 
     # FastAPI lists the attributes in one fixed order, a model its config too: equal fields give
     # equal tuples.
     return (_frozen(annotation, 0), tuple(_frozen(item, 0) for item in metadata),
-            tuple((name, _frozen(value, 0)) for name, value in attributes.items()),
-            None if config is None else
-            tuple((name, _frozen(value, 0)) for name, value in config.items()))
+            _frozen_items(attributes), None if config is None else _frozen_items(config))
+
+
+def _frozen_items(mapping: Mapping[str, object]) -> Hashable:
+    return tuple((name, _frozen(value, 0)) for name, value in mapping.items())
 
 
 def _frozen(value: object, depth: int) -> Hashable:
@@ -117,8 +119,8 @@ def install() -> None:
     def build_or_share(field: Any) -> None:
         try:
             parts = field_parts(field.field_info)
-            key = field_key(parts["annotation"], list(parts["metadata"]),
-                            dict(parts["attributes"]), field.config)
+            key = field_key(parts["annotation"], parts["metadata"], parts["attributes"],
+                            field.config)
             adapter = adapters.get(key)
         except Exception:  # noqa: BLE001 - _Unkeyable, or a part that will not be read: as before
             build(field)
