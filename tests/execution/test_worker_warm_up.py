@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -106,3 +109,46 @@ def test_the_worker_notes_each_collected_test_module(tmp_path: Path) -> None:
             == "test_collected_here"
     finally:
         sys.modules.pop("test_collected_here", None)
+
+
+_WARM_UP_IN_A_FRESH_INTERPRETER = """
+import abc, json, sys
+import pytest
+from restbench.execution import worker
+
+tokens = []
+run = pytest.main
+pytest.main = lambda *args, **kwargs: (tokens.append(abc.get_cache_token()), run(*args, **kwargs))[1]
+worker._warm_up()
+tokens.append(abc.get_cache_token())
+import httpx
+facts = {"tokens": [str(token) for token in tokens],
+         "cli_loaded_by_the_warm_up": sorted({"click", "rich"} & set(sys.modules))}
+try:
+    httpx.no_such_name
+except AttributeError as exc:
+    facts["unknown"] = str(exc)
+from httpx import main
+import httpx._main
+facts["main"] = type(main).__name__
+facts["same"] = main is httpx._main.main is httpx.main
+print(json.dumps(facts))
+"""
+
+
+def test_the_warm_up_leaves_the_isinstance_caches_valid_and_httpx_without_its_cli(
+        tmp_path: Path) -> None:
+    """No abstract base class is registered after pytest's warm-up run (that would empty the
+    `isinstance` caches it filled, for every test process to refill), and httpx's command-line
+    client (click, rich) is left out of the worker but still there for a test that uses it."""
+    environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    answer = subprocess.run([sys.executable, "-c", _WARM_UP_IN_A_FRESH_INTERPRETER],
+                            cwd=tmp_path, env=environment, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert answer.returncode == 0, answer.stderr
+    facts = json.loads(answer.stdout.splitlines()[-1])
+    before_the_run, after_the_warm_up = facts["tokens"]
+    assert before_the_run == after_the_warm_up
+    assert facts["cli_loaded_by_the_warm_up"] == []
+    assert facts["unknown"] == "module 'httpx' has no attribute 'no_such_name'"
+    assert facts == {**facts, "main": "Command", "same": True}

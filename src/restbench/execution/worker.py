@@ -99,13 +99,19 @@ def _warm_up() -> None:
     """Runs pytest once on a passing and a failing test, so that what every run imports and
     caches (assertion rewriting, failure reports, the HTTP clients) is in the worker's memory
     before the test processes fork from it. The passing test makes requests (to a stub on the
-    loopback): a test process's first request cost ~1 ms of CPU more without."""
+    loopback): a test process's first request cost ~1 ms of CPU more without.
+
+    jsonschema's warm-up comes first: importing it registers abstract base classes, which
+    empties every `isinstance` cache that pytest's run filled (each child then refilled them:
+    ~70 copy-on-write faults per test process)."""
+    _warm_up_jsonschema()
     import http.client  # noqa: F401
     import netrc  # noqa: F401 - requests imports it on its first request (~0.5-1 ms per test)
     import unittest.mock  # noqa: F401
 
-    import httpx  # noqa: F401
     import requests  # noqa: F401
+
+    _import_httpx_without_its_command_line()
 
     with tempfile.TemporaryDirectory() as folder:
         test = Path(folder) / "test_warm_up.py"
@@ -127,7 +133,34 @@ def _warm_up() -> None:
             # the warm-up itself broke: every test would run cold, so the worker says so
             raise RuntimeError(f"the worker's warm-up test went wrong: {collector.tests}")
         sys.modules.pop("test_warm_up", None)
-    _warm_up_jsonschema()
+
+
+def _import_httpx_without_its_command_line() -> None:
+    """httpx imports its command-line client whenever click and rich are installed (they are:
+    restbench's own CLI uses them): ~70 modules and ~3.5 MB that a test never uses, which every
+    test process's fork would copy the page tables of and its exit unmap. Here httpx is imported
+    as where they are missing, and `httpx.main` then imports the client on first use, the same
+    object as before."""
+    if "httpx" in sys.modules:
+        return  # already imported, whole: nothing to save
+    sys.modules["httpx._main"] = None  # type: ignore[assignment] # its import fails, as without
+    try:
+        import httpx
+    except ImportError:
+        return
+    finally:
+        del sys.modules["httpx._main"]
+    vars(httpx).pop("main", None)  # httpx's stand-in, which says to install the extras
+
+    def command_line_on_first_use(name: str) -> Any:
+        if name != "main":
+            raise AttributeError(f"module 'httpx' has no attribute {name!r}")
+        from httpx._main import main
+
+        httpx.main = main  # type: ignore[attr-defined]
+        return main
+
+    httpx.__getattr__ = command_line_on_first_use  # type: ignore[attr-defined] # PEP 562
 
 
 def _map_module_files() -> None:
