@@ -17,6 +17,7 @@ import pytest
 from _pytest.assertion import rewrite
 
 from restbench.benchmark import load_service
+from restbench.cache_folder import CACHE_ENV
 from restbench.execution import ExecutionResult, Executor, Outcome, executor, rewritten
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
@@ -111,8 +112,7 @@ def test_a_warning_from_rewriting_still_reaches_the_output(tmp_path: Path) -> No
     assert "assertion is always true" in result.output, result.output
 
 
-def test_each_file_is_compiled_once_while_its_pyc_fits_and_the_oldest_goes_first(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_file_is_compiled_once_while_its_pyc_fits_and_the_oldest_goes_first() -> None:
     compiled: list[bytes] = []
     real = rewritten._compiled
 
@@ -120,10 +120,9 @@ def test_each_file_is_compiled_once_while_its_pyc_fits_and_the_oldest_goes_first
         compiled.append(source)
         return real(source, path)
 
-    monkeypatch.setattr(rewritten, "_compiled", counting)
     files = [f"def test_{n}():\n    assert {n} == {n}\n".encode() for n in range(4)]
     one_pyc = len(real(files[0], "/tmp/test_a.py") or b"")
-    cache = rewritten._PycCache(3 * (one_pyc + rewritten.ENTRY_OVERHEAD_BYTES))
+    cache = rewritten._PycCache(3 * (one_pyc + rewritten.ENTRY_OVERHEAD_BYTES), counting)
     for _ in range(3):  # a run coming back to the same files: compiled once each
         for source in files[:3]:
             assert cache.get(source, "/tmp/test_a.py") == real(source, "/tmp/test_a.py")
@@ -140,3 +139,85 @@ def test_each_file_is_compiled_once_while_its_pyc_fits_and_the_oldest_goes_first
     assert cache.get(BROKEN.encode(), "/tmp/test_a.py") is None
     assert cache.get(BROKEN.encode(), "/tmp/test_a.py") is None
     assert compiled[1:] == [BROKEN.encode()], "a file that does not compile is remembered too"
+
+
+def _counting_compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    compiled: list[str] = []
+    real = rewritten._compiled
+
+    def counting(source: bytes, path: str) -> bytes | None:
+        compiled.append(path)
+        return real(source, path)
+
+    monkeypatch.setattr(rewritten, "_compiled", counting)
+    return compiled
+
+
+def test_a_pyc_stored_by_one_run_is_used_by_the_next(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    compiled = _counting_compiles(monkeypatch)
+    source = ASSERTS.encode()
+    first = rewritten._PycStore().get(source, "/tmp/test_asserts.py")
+    assert first is not None and compiled == ["/tmp/test_asserts.py"]
+    stored = list((tmp_path / rewritten.STORE_FOLDER).iterdir())
+    assert [path.read_bytes() for path in stored] == [first]
+
+    again = rewritten._PycStore().get(source, "/tmp/test_asserts.py")  # a later run's store
+    assert again == first and compiled == ["/tmp/test_asserts.py"], "read, not compiled"
+    assert rewritten._PycStore().get(source, "/tmp/test_other.py") != first
+    assert rewritten._PycStore().get(source + b"\n", "/tmp/test_asserts.py") != first
+    assert compiled == ["/tmp/test_asserts.py", "/tmp/test_other.py", "/tmp/test_asserts.py"]
+    assert len(list((tmp_path / rewritten.STORE_FOLDER).iterdir())) == 3
+
+
+@pytest.mark.parametrize("damage", ["truncated", "another source's", "garbage", "empty"])
+def test_a_damaged_stored_pyc_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                damage: str) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    source = ASSERTS.encode()
+    good = rewritten._PycStore().get(source, "/tmp/test_asserts.py")
+    assert good is not None
+    [stored] = (tmp_path / rewritten.STORE_FOLDER).iterdir()
+    other = rewritten._compiled(b"def test_x():\n    assert 1\n", "/tmp/test_asserts.py")
+    stored.write_bytes({"truncated": good[:len(good) // 2], "another source's": other,
+                        "garbage": good[:16] + b"\x00" * 64, "empty": b""}[damage])
+    compiled = _counting_compiles(monkeypatch)
+
+    assert rewritten._PycStore().get(source, "/tmp/test_asserts.py") == good
+    assert compiled == ["/tmp/test_asserts.py"]
+    assert stored.read_bytes() == good, "replaced by the sound pyc"
+
+
+def test_a_cache_folder_that_cannot_be_written_only_costs_the_compile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv(CACHE_ENV, str(not_a_folder))
+    compiled = _counting_compiles(monkeypatch)
+    store = rewritten._PycStore()
+    for _ in range(2):
+        assert store.get(ASSERTS.encode(), "/tmp/test_asserts.py") is not None
+    assert len(compiled) == 2
+    assert store.get(WARNS.encode(), "/tmp/test_warns.py") is None
+    assert store.get(BROKEN.encode(), "/tmp/test_broken.py") is None
+
+
+def test_a_full_store_keeps_its_most_recently_used_half(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(rewritten, "STORE_LIMIT_FILES", 4)
+    folder = tmp_path / rewritten.STORE_FOLDER
+    folder.mkdir()
+    for age in range(6):  # entry-0 is the most recently used
+        entry = folder / f"entry-{age}.pyc"
+        entry.write_bytes(b"x")
+        os.utime(entry, (1_000_000 - age, 1_000_000 - age))
+    left_by_a_killed_run = folder / "half-written.tmp"
+    left_by_a_killed_run.write_bytes(b"x")
+    os.utime(left_by_a_killed_run, (1_000_000, 1_000_000))
+    rewritten._PycStore().get(ASSERTS.encode(), "/tmp/test_asserts.py")
+    names = {path.name for path in folder.iterdir()}
+    kept = {name for name in names if name.startswith("entry-")}
+    assert kept == {"entry-0.pyc", "entry-1.pyc"}
+    assert len(names - kept) == 1, "and the new pyc; the temporary file is gone"

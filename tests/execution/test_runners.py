@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from restbench.benchmark import load_service, resolve_services
+from restbench.cache_folder import CACHE_ENV
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.mutation import implementations_of
 from restbench.runners import runner_for_file
 from restbench.runners.setup import NEWMAN, ToolMissing, installed_script
 from restbench.serving import ServerPool
-from restbench.serving.external import CACHE_ENV
 from tests.cli_helpers import restbench
 
 NOTES = Path(__file__).parents[1] / "fixtures" / "notes"

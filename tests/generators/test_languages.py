@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from restbench.cache_folder import CACHE_ENV
 from restbench.errors import GeneratorError
 from restbench.generators.languages import JAVASCRIPT, POSTMAN, language_named
 from restbench.generators.prompts import WRITER_SYSTEM
 from restbench.llm.extract import NoCodeError
 from restbench.llm.fake import FakeLLMServer
-from restbench.serving.external import CACHE_ENV
 from tests.cli_helpers import restbench
 
 NOTES = Path(__file__).parents[1] / "fixtures" / "notes"

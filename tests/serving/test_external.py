@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from restbench.benchmark import load_service
+from restbench.cache_folder import CACHE_ENV
 from restbench.errors import DataError, MutationError, ServiceStartError
 from restbench.execution import Executor, Outcome
 from restbench.mutation import check_edits, implementations_of
 from restbench.serving import ServerPool
-from restbench.serving.external import CACHE_ENV
 from tests.cli_helpers import restbench
 
 NOTES = Path(__file__).parents[1] / "fixtures" / "notes"

@@ -13,20 +13,37 @@ options the workers configure (no `enable_assertion_pass_hook`, the only option 
 reads). A file whose compilation warns (a tuple asserted, an invalid escape) or fails gets no
 pyc: its test process rewrites it itself, so the warning or the error is in its own output as
 before. Compiling is not running: nothing of the test executes in the harness.
+
+The pycs are also kept on disk between runs (`pyc/` in the cache folder, see cache_folder), named
+by a digest of all they depend on: Python's bytecode version, pytest's version, the path and the
+source. Golden tests and the baselines' tests are the same from run to run; rewriting a file
+costs the harness ~5-10 ms of CPU (~1 s for a three-service `validate`). A stored pyc is used
+only if its header carries the source's hash and its code loads; anything else is compiled
+again, and a folder that cannot be read or written is simply not used.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import io
+import marshal
+import os
+import tempfile
+import time
+import types
 import warnings
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from _pytest.assertion import rewrite
+
+from restbench.cache_folder import cache_root
 
 SIZE_LIMIT_BYTES = 1024**2  # larger files are rewritten by their test process, as pytest does
 # The pycs kept, by size, so that a run's files all fit (the default run's 668 are 3-25 KiB
@@ -36,6 +53,9 @@ SIZE_LIMIT_BYTES = 1024**2  # larger files are rewritten by their test process, 
 CACHE_LIMIT_BYTES = 128 * 1024**2
 ENTRY_OVERHEAD_BYTES = 200  # the key and the bookkeeping: a file remembered as None counts too
 PYC_FOLDER = "__pycache__"
+STORE_FOLDER = "pyc"  # in the cache folder
+STORE_LIMIT_FILES = 20_000  # beyond it, the least recently used half goes (~3-25 KiB each)
+PYC_FLAGS = b"\x03\x00\x00\x00"  # hash-based and checked (PEP 552), as pytest writes them
 # pytest before 9.2 checked its pycs against the source's mtime, which only the test process
 # knows: with such a pytest every test process rewrites its file itself, as before.
 HASH_CHECKED = "source_hash" in inspect.signature(rewrite._write_pyc_fp).parameters
@@ -66,8 +86,9 @@ class _PycCache:
     (the sources themselves are not kept). A file that cannot be compiled here is remembered
     as such (None)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, produce: Callable[[bytes, str], bytes | None]) -> None:
         self.limit = limit
+        self.produce = produce  # a pyc, for a (source, path) not in memory
         self.size = 0
         self._pycs: OrderedDict[bytes, bytes | None] = OrderedDict()
 
@@ -76,14 +97,94 @@ class _PycCache:
         if key in self._pycs:
             self._pycs.move_to_end(key)
             return self._pycs[key]
-        pyc = self._pycs[key] = _compiled(source, path)
+        pyc = self._pycs[key] = self.produce(source, path)
         self.size += len(pyc or b"") + ENTRY_OVERHEAD_BYTES
         while self.size > self.limit and len(self._pycs) > 1:
             self.size -= len(self._pycs.popitem(last=False)[1] or b"") + ENTRY_OVERHEAD_BYTES
         return pyc
 
 
-_CACHE = _PycCache(CACHE_LIMIT_BYTES)
+class _PycStore:
+    """The pycs of earlier runs, one file each in the cache folder (see the module's
+    docstring)."""
+
+    def __init__(self) -> None:
+        self.pruned = False
+
+    def get(self, source: bytes, path: str) -> bytes | None:
+        """The pyc of `source` at `path`: the stored one if it is sound, else compiled (and
+        stored)."""
+        folder = cache_root() / STORE_FOLDER
+        stored = folder / self._name(source, path)
+        with contextlib.suppress(OSError):
+            pyc = stored.read_bytes()
+            if _sound(pyc, source, path):
+                with contextlib.suppress(OSError):
+                    os.utime(stored)  # recently used: kept when the folder is pruned
+                return pyc
+        pyc = _compiled(source, path)
+        if pyc is not None:
+            with contextlib.suppress(OSError):
+                self._store(folder, stored, pyc)
+        return pyc
+
+    @staticmethod
+    def _name(source: bytes, path: str) -> str:
+        digest = hashlib.sha256()
+        for part in (importlib.util.MAGIC_NUMBER, pytest.__version__.encode(),
+                     rewrite.PYC_TAIL.encode(), path.encode(), source):
+            digest.update(len(part).to_bytes(8, "little") + part)
+        return digest.hexdigest()[:40] + ".pyc"
+
+    def _store(self, folder: Path, stored: Path, pyc: bytes) -> None:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.pruned:
+            self.pruned = True
+            _prune(folder)
+        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(pyc)
+            os.replace(temporary, stored)  # whole or not at all, for a concurrent run too
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def _sound(pyc: bytes, source: bytes, path: str) -> bool:
+    """Whether `pyc` is a whole pyc of `source` at `path`, as `_compiled` makes them."""
+    header = importlib.util.MAGIC_NUMBER + PYC_FLAGS + importlib.util.source_hash(source)[:8]
+    if not pyc.startswith(header):
+        return False
+    try:
+        code = marshal.loads(pyc[len(header):])
+    except (EOFError, ValueError, TypeError):
+        return False
+    return isinstance(code, types.CodeType) and code.co_filename == path
+
+
+def _prune(folder: Path) -> None:
+    """Keeps the folder within STORE_LIMIT_FILES: beyond it, removes the least recently used
+    half (and temporary files of runs that were killed while writing)."""
+    entries = []
+    for entry in os.scandir(folder):
+        with contextlib.suppress(OSError):
+            if entry.name.endswith(".tmp"):
+                if entry.stat().st_mtime < time.time() - 3600:
+                    os.unlink(entry.path)
+                continue
+            entries.append((entry.stat().st_mtime, entry.path))
+    if len(entries) <= STORE_LIMIT_FILES:
+        return
+    entries.sort()
+    for _, name in entries[:len(entries) - STORE_LIMIT_FILES // 2]:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+_STORE = _PycStore()
+_CACHE = _PycCache(CACHE_LIMIT_BYTES, _STORE.get)
 
 
 def _compiled(source: bytes, path: str) -> bytes | None:

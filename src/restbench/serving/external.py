@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 
 from restbench.benchmark.manifest import Manifest, Request, fill
+from restbench.cache_folder import cache_root
 from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation
@@ -36,17 +37,10 @@ from restbench.serving.node_reach import NodePlan, NodeReachProbe
 from restbench.serving.proxy import RecordingProxy
 
 log = logging.getLogger(__name__)
-CACHE_ENV = "RESTBENCH_CACHE_DIR"
 SLOW_RESET_S = 1.0  # a reset runs before every execution: slower than this is worth a warning
 BUILT_MARK = ".restbench-built"
 STOP_GRACE_S = 3.0
 PR_SET_PDEATHSIG = 1
-
-
-def cache_root() -> Path:
-    """Where built trees are kept: $RESTBENCH_CACHE_DIR, else ~/.cache/restbench."""
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "restbench"
 
 
 def _tree_fingerprint(tree: Path, command: list[str]) -> str:
