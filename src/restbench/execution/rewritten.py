@@ -54,7 +54,7 @@ CACHE_LIMIT_BYTES = 128 * 1024**2
 ENTRY_OVERHEAD_BYTES = 200  # the key and the bookkeeping: a file remembered as None counts too
 PYC_FOLDER = "__pycache__"
 STORE_FOLDER = "pyc"  # in the cache folder
-STORE_LIMIT_FILES = 20_000  # beyond it, the least recently used half goes (~3-25 KiB each)
+STORE_LIMIT_FILES = 10_000  # beyond it, the least recently used half goes (3-25 KiB each)
 PYC_FLAGS = b"\x03\x00\x00\x00"  # hash-based and checked (PEP 552), as pytest writes them
 # pytest before 9.2 checked its pycs against the source's mtime, which only the test process
 # knows: with such a pytest every test process rewrites its file itself, as before.
