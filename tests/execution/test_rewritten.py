@@ -203,6 +203,18 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_the_compile(
     assert store.get(BROKEN.encode(), "/tmp/test_broken.py") is None
 
 
+def test_without_a_home_folder_the_pyc_is_compiled_and_not_stored(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    compiled = _counting_compiles(monkeypatch)
+    assert rewritten._PycStore().get(ASSERTS.encode(), "/tmp/test_asserts.py") is not None
+    assert compiled == ["/tmp/test_asserts.py"]
+
+
 def test_a_full_store_keeps_its_most_recently_used_half(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))

@@ -114,7 +114,10 @@ class _PycStore:
     def get(self, source: bytes, path: str) -> bytes | None:
         """The pyc of `source` at `path`: the stored one if it is sound, else compiled (and
         stored)."""
-        folder = cache_root() / STORE_FOLDER
+        try:
+            folder = cache_root() / STORE_FOLDER
+        except RuntimeError:  # no home folder to be found, and no RESTBENCH_CACHE_DIR
+            return _compiled(source, path)
         stored = folder / self._name(source, path)
         with contextlib.suppress(OSError):
             pyc = stored.read_bytes()
