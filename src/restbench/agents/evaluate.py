@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-import tempfile
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from restbench.llm import (
     check_credentials,
 )
 from restbench.mutation import implementations_of
+from restbench.scratch import scratch_folder
 from restbench.serving import RunningServer, ServerPool
 
 PHASE = "cases"
@@ -151,7 +151,7 @@ async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str,
 
 
 async def list_tools(name: str, database: str = "sqlite") -> list[Tool]:
-    with tempfile.TemporaryDirectory(prefix="restbench-agent-tools-") as scratch:
+    with scratch_folder("restbench-agent-tools-") as scratch:
         async with ServerPool(Path(scratch) / "servers", database) as pool:
             return (await service_tools(name, pool))[2]
 
@@ -318,7 +318,7 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
             models[role] = settings.resolve(name)
             check_credentials(models[role])
     evaluation = _Evaluation(config, on_event)
-    with tempfile.TemporaryDirectory(prefix="restbench-agent-eval-") as scratch:
+    with scratch_folder("restbench-agent-eval-") as scratch:
         async with AsyncExitStack() as stack:
             pool = await stack.enter_async_context(ServerPool(Path(scratch) / "servers",
                                                                 config.database))

@@ -28,12 +28,12 @@ from restbench.engine.events import Event, Notice
 from restbench.engine.generation import GenerationRequest, generate
 from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers
-from restbench.engine.scratch import scratch_folder
 from restbench.execution import ExecutionResult, Executor
 from restbench.generators import Generator, GeneratorSpec
 from restbench.generators.registry import load_generator
 from restbench.llm.client import share_endpoint_slots
 from restbench.llm.config import CONFIG_ENV, ModelEnvironment
+from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice
 from restbench.store import GenerationRow

@@ -26,7 +26,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -45,6 +44,7 @@ from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
+from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, open_databases
 from restbench.serving.external import ExternalServer
@@ -403,7 +403,7 @@ async def run_bench(config: BenchConfig) -> BenchResult:
     external = jobs[0].implementation.service.manifest is not None
     database = DatabaseChoice.parse(config.database)
     naive, normal = Timings(), Timings()
-    with tempfile.TemporaryDirectory(prefix="restbench-bench-") as scratch_name, \
+    with scratch_folder("restbench-bench-") as scratch_name, \
             TreeMemory() as memory:
         scratch = Path(scratch_name)
         servers: dict[str, Any] = {}

@@ -25,7 +25,6 @@ from restbench.engine.generation import NO_MODEL, GenerationRequest, generate
 from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
 from restbench.engine.live import LiveServers
-from restbench.engine.scratch import scratch_folder
 from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
@@ -39,6 +38,7 @@ from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
+from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import Database, DatabaseChoice, require_support
 from restbench.serving.memory_folders import memory_root

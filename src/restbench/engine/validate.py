@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,6 +25,7 @@ from restbench.errors import MutationError, ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, edited_text
+from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, require_support
 
@@ -107,7 +107,7 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
     `services`, the launcher starts while the workers do. With `mark_reach`, the original's
     servers tell which edits each test never reached (what `execute_all=False` needs)."""
     database = DatabaseChoice.parse(database)
-    with tempfile.TemporaryDirectory(prefix="restbench-validate-") as scratch:
+    with scratch_folder("restbench-validate-") as scratch:
         if ray is not None:
             from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
 

@@ -6,13 +6,13 @@ import asyncio
 import contextlib
 import socket
 import sys
-import tempfile
 from pathlib import Path
 
 from restbench.benchmark.models import Service
 from restbench.errors import MutationError
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
+from restbench.scratch import scratch_folder
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.launcher import SERVER_HTTP, SERVER_LOOP
 
@@ -32,7 +32,7 @@ def serve_foreground(service: Service, mutant: str | None = None, host: str = "1
             asyncio.run(_serve_external(implementations[chosen], host, port, choice))
         return
     databases = open_databases(choice)
-    with tempfile.TemporaryDirectory(prefix=f"restbench-serve-{service.name}-") as scratch:
+    with scratch_folder(f"restbench-serve-{service.name}-") as scratch:
         try:
             source = materialize(implementations[chosen], Path(scratch))
             sys.path.insert(0, str(source))
@@ -53,7 +53,7 @@ async def _serve_external(implementation: Implementation, host: str, port: int,
     on host:port (its reset route hidden as in a run) until interrupted."""
     from restbench.serving.pool import ServerPool
 
-    with tempfile.TemporaryDirectory(prefix="restbench-serve-") as scratch:
+    with scratch_folder("restbench-serve-") as scratch:
         async with ServerPool(Path(scratch), database) as pool:
             server = await pool.start(implementation)
             await server.reset()

@@ -40,6 +40,15 @@ def remove_stale(prefix: str) -> list[Path]:
     return removed
 
 
+def owned_folder(prefix: str) -> Path:
+    """A new folder `<tmp>/<prefix>*` owned by this process, for the caller to remove (a
+    killed process's then goes with the next one made with `prefix`); stale ones go first."""
+    remove_stale(prefix)
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    (folder / OWNER_FILE).write_text(str(os.getpid()))
+    return folder
+
+
 @contextmanager
 def scratch_folder(prefix: str) -> Iterator[Path]:
     """A temporary folder owned by this process, removed on exit; stale ones go first."""
