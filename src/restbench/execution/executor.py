@@ -13,7 +13,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
@@ -34,6 +33,7 @@ from restbench.runners import PYTEST, ready_runner
 from restbench.runners.base import test_file_name
 from restbench.runners.sandboxed import SCRATCH, tool_command
 from restbench.runners.setup import TOOLS_ENV
+from restbench.scratch import owned_folder
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ class Executor:
 
     async def __aenter__(self) -> Self:
         if self._scratch_root is None:
-            self._scratch_root = Path(tempfile.mkdtemp(prefix="restbench-exec-"))
+            self._scratch_root = owned_folder("restbench-exec-")
         self._scratch_root.mkdir(parents=True, exist_ok=True)
         (self._scratch_root / "mnt").mkdir(exist_ok=True)
         try:
