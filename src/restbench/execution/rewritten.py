@@ -40,7 +40,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from _pytest.assertion import rewrite
 
 from restbench.cache_folder import cache_root
@@ -134,8 +133,9 @@ class _PycStore:
     @staticmethod
     def _name(source: bytes, path: str) -> str:
         digest = hashlib.sha256()
-        for part in (importlib.util.MAGIC_NUMBER, pytest.__version__.encode(),
-                     rewrite.PYC_TAIL.encode(), path.encode(), source):
+        # PYC_TAIL names the interpreter and pytest's version, the magic number the bytecode's
+        for part in (importlib.util.MAGIC_NUMBER, rewrite.PYC_TAIL.encode(), path.encode(),
+                     source):
             digest.update(len(part).to_bytes(8, "little") + part)
         return digest.hexdigest()[:40] + ".pyc"
 
