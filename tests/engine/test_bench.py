@@ -22,6 +22,17 @@ def test_bench_runs_both_modes_and_reports() -> None:
     memory = re.search(r"peak memory of the process tree\s+(\d+) MiB PSS, (\d+) MiB RSS",
                        done.stdout)
     assert memory and 0 < int(memory[1]) <= int(memory[2])
+    # todo's first three: the original, on its server warmed by bench's own first execution,
+    # then two mutants, each on a new server, whose first execution copies what it touches of
+    # the pages it shares with the launcher.
+    for which in ("first", "later"):
+        cpu = re.search(rf"server CPU, {which} execution on it\s+([\d.]+)", done.stdout)
+        assert cpu and float(cpu[1]) > 0, done.stdout
+    faults = re.search(r"server page faults in an execution\s+([\d,]+) first / ([\d,]+) later",
+                       done.stdout)
+    assert faults, done.stdout
+    first, later = (int(count.replace(",", "")) for count in faults.groups())
+    assert first > max(100, later), done.stdout
 
 
 def test_bench_names_an_unknown_service() -> None:

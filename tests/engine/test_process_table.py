@@ -9,7 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-from restbench.engine.process_table import descendants, process_table, stat_fields
+from restbench.engine.process_table import (
+    cpu_ns_and_minor_faults,
+    descendants,
+    process_table,
+    stat_fields,
+)
 from tests.process_helpers import live_children
 
 # A child that starts a grandchild, prints its pid and waits for stdin to close.
@@ -73,3 +78,46 @@ def test_a_command_name_with_spaces_and_parentheses_keeps_the_fields_in_place() 
         assert child.stdin is not None
         child.stdin.close()
         child.wait(timeout=30)
+
+
+# A child that, on each line it reads, spins for ~50 ms of CPU, or writes to 1,000 new pages.
+WORKS_ON_REQUEST = """
+import mmap, sys, time
+for line in sys.stdin:
+    if line.strip() == "spin":
+        until = time.process_time() + 0.05
+        while time.process_time() < until:
+            pass
+    else:
+        pages = mmap.mmap(-1, 1000 * 4096)
+        for offset in range(0, 1000 * 4096, 4096):
+            pages[offset] = 1
+    print(flush=True)
+"""
+
+
+def test_another_process_s_cpu_time_and_page_faults_as_bench_reads_them() -> None:
+    child = subprocess.Popen([sys.executable, "-c", WORKS_ON_REQUEST], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdin is not None and child.stdout is not None
+
+        def ask(work: str) -> tuple[int, int]:
+            before = cpu_ns_and_minor_faults(child.pid)
+            child.stdin.write(work + "\n")
+            child.stdin.flush()
+            child.stdout.readline()
+            after = cpu_ns_and_minor_faults(child.pid)
+            assert before is not None and after is not None
+            return after[0] - before[0], after[1] - before[1]
+
+        ask("spin")  # the interpreter's own first-use faults, out of the way
+        cpu_ns, faults = ask("spin")
+        assert 45e6 <= cpu_ns < 1e9 and faults < 200  # nanoseconds, not clock ticks
+        cpu_ns, faults = ask("touch")
+        assert faults >= 1000
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(timeout=30)
+    assert cpu_ns_and_minor_faults(child.pid) is None  # reaped: gone from /proc

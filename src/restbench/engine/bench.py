@@ -12,9 +12,10 @@ twice, interleaved in rounds so that both modes share the machine's load:
   kept warm, reset before each execution, tests in the sandboxed pre-warmed workers).
 
 Prints per-execution medians and 95th percentiles, the ratio, a breakdown (server start, reset,
-sandbox, pytest, the test's own HTTP work as the service timed it) and the peak memory of the
-whole process tree (the sum of proportional set sizes, so pages shared after a fork count
-once, and the plain sum of resident set sizes).
+sandbox, pytest, the test's own HTTP work as the service timed it, and the server's CPU time and
+page faults in an execution: its first, on a new server, against a later one) and the peak
+memory of the whole process tree (the sum of proportional set sizes, so pages shared after a
+fork count once, and the plain sum of resident set sizes).
 """
 
 from __future__ import annotations
@@ -38,7 +39,12 @@ from restbench.benchmark import resolve_services
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import LocalBackend
 from restbench.engine.jobs import Job
-from restbench.engine.process_table import descendants, process_table, stat_fields
+from restbench.engine.process_table import (
+    cpu_ns_and_minor_faults,
+    descendants,
+    process_table,
+    stat_fields,
+)
 from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.environment import clean_environment
@@ -139,6 +145,11 @@ class Timings:
     starts: int = 0
     most_servers: int = 0  # servers alive at once, at most
     switches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # the server's minor page faults in an execution: FIRST (on a new server) or LATER
+    faults: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+
+
+FIRST, LATER = "first", "later"
 
 
 def _free_port() -> int:
@@ -231,21 +242,32 @@ class _TimedExecutor:
     """The executor as the backend sees it, timing each execution and the service's own work."""
 
     def __init__(self, executor: Executor, timings: Timings,
-                 servers: dict[str, Any]) -> None:
+                 servers: dict[str, Any], new_servers: set[int]) -> None:
         self._executor = executor
         self.size = executor.size
         self.timings = timings
         self._servers = servers
+        self._new_servers = new_servers  # ids of the servers no execution has run on yet
 
     async def execute(self, code: str, target: Any, *, name: str = "generated",
                       runner: str = "pytest") -> ExecutionResult:
+        server = self._servers[target if isinstance(target, str) else target.base_url]
+        before = cpu_ns_and_minor_faults(server.pid)
         started = time.perf_counter()
         result = await self._executor.execute(code, target, name=name, runner=runner)
         wall = time.perf_counter() - started
-        server = self._servers[target if isinstance(target, str) else target.base_url]
+        after = cpu_ns_and_minor_faults(server.pid)
         self.timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))
         self.timings.parts["pytest"].append(result.duration_s)
         self.timings.parts["test's HTTP work"].append(await server.busy_s())
+        which = FIRST if id(server) in self._new_servers else LATER
+        self._new_servers.discard(id(server))
+        if before is not None and after is not None:
+            # What the server spent on the test's requests: on a new server the first use of
+            # everything the fork shares (copy-on-write faults, per-process caches) comes too.
+            self.timings.parts[f"server CPU, {which} execution on it"].append(
+                (after[0] - before[0]) / 1e9)
+            self.timings.faults[which].append(after[1] - before[1])
         return result
 
 
@@ -260,10 +282,12 @@ def _process_cpu_s(pid: int) -> float:
 class _TimedPool:
     """The server pool as the backend sees it, timing starts and resets."""
 
-    def __init__(self, pool: ServerPool, timings: Timings, servers: dict[str, Any]) -> None:
+    def __init__(self, pool: ServerPool, timings: Timings, servers: dict[str, Any],
+                 new_servers: set[int]) -> None:
         self._pool = pool
         self.timings = timings
         self._servers = servers
+        self._new_servers = new_servers
         self._alive: set[int] = set()
 
     async def start(self, implementation: Implementation, replica: int = 0) -> Any:
@@ -278,6 +302,7 @@ class _TimedPool:
         self.timings.switches[way] += 1
         self.timings.starts += 1
         self._alive.add(id(server))
+        self._new_servers.add(id(server))
         self.timings.most_servers = max(self.timings.most_servers, len(self._alive))
         self._servers[server.base_url] = server
         reset = server.reset
@@ -292,6 +317,7 @@ class _TimedPool:
 
     async def stop(self, server: Any) -> None:
         self._alive.discard(id(server))
+        self._new_servers.discard(id(server))
         await self._pool.stop(server)
 
 
@@ -360,6 +386,17 @@ def _ms(values: list[float], share: float | None = None) -> str:
     return f"{ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000:.1f}"
 
 
+# The breakdown's lines in this order (a mode's parts come in the order they first happened).
+_PARTS = ("server start", "pytest (fresh process)", "reset", "sandbox", "pytest",
+          "test's HTTP work", f"server CPU, {FIRST} execution on it",
+          f"server CPU, {LATER} execution on it", "server start (per start)",
+          "  its CPU time in the server", "wall per execution (throughput)")
+
+
+def _part_order(item: tuple[str, list[float]]) -> int:
+    return _PARTS.index(item[0]) if item[0] in _PARTS else len(_PARTS)
+
+
 def format_result(result: BenchResult) -> str:
     config, load = result.config, result.load
     chosen = "".join(f" -R {pattern}" for pattern in config.requirements)
@@ -371,7 +408,7 @@ def format_result(result: BenchResult) -> str:
     for name, timings in (("naive", result.naive), ("normal", result.normal)):
         lines.append(f"{name + ' total':<36}{_ms(timings.total):>10}"
                      f"{_ms(timings.total, 0.95):>10}")
-        for part, values in timings.parts.items():
+        for part, values in sorted(timings.parts.items(), key=_part_order):
             lines.append(f"  {part:<34}{_ms(values):>10}{_ms(values, 0.95):>10}")
         if name == "normal":
             overhead = [t - w for t, w in zip(timings.total, timings.parts["test's HTTP work"],
@@ -380,6 +417,10 @@ def format_result(result: BenchResult) -> str:
                          f"{_ms(overhead, 0.95):>10}")
         ways = ", ".join(f"{count} {way}" for way, count in sorted(timings.switches.items())
                          if way)
+        if timings.faults:
+            medians = " / ".join(f"{statistics.median(timings.faults[which]):,.0f} {which}"
+                                 for which in (FIRST, LATER) if timings.faults[which])
+            lines.append(f"  {'server page faults in an execution':<34}  {medians} (medians)")
         lines.append(f"  {'server starts':<34}{timings.starts:>10}"
                      + (f"  ({ways})" if ways else ""))
         if timings.most_servers:
@@ -407,12 +448,14 @@ async def run_bench(config: BenchConfig) -> BenchResult:
             TreeMemory() as memory:
         scratch = Path(scratch_name)
         servers: dict[str, Any] = {}
+        new_servers: set[int] = set()
         async with contextlib.AsyncExitStack() as stack, \
                 ServerPool(scratch / "servers", database) as pool, \
                 Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
-                LocalBackend(_TimedPool(pool, Timings(), servers),  # type: ignore[arg-type]
-                             _TimedExecutor(executor, Timings(), servers)  # type: ignore[arg-type]
-                             ) as backend:
+                LocalBackend(_TimedPool(pool, Timings(), servers,  # type: ignore[arg-type]
+                                        new_servers),
+                             _TimedExecutor(executor, Timings(), servers,  # type: ignore[arg-type]
+                                            new_servers)) as backend:
             # Warm the launcher and the executor once, outside the measurement, as a run would.
             await run_normal(jobs[:1], backend, Timings())
             naive_pool: ServerPool | None = None

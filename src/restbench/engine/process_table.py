@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+MINOR_FAULTS = 7  # in `stat_fields`: the process's own minor page faults
+
 
 def stat_fields(pid: int | str) -> list[str] | None:
     """The fields of /proc/PID/stat after the command name (the state first, then the parent's
@@ -14,6 +16,20 @@ def stat_fields(pid: int | str) -> list[str] | None:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:
         return None
+
+
+def cpu_ns_and_minor_faults(pid: int) -> tuple[int, int] | None:
+    """The CPU time process `pid` has used so far, in nanoseconds (/proc/PID/schedstat, finer
+    than stat's clock ticks), and its minor page faults; None once it is gone or where the
+    kernel keeps no schedstat."""
+    fields = stat_fields(pid)
+    try:
+        runtime = Path(f"/proc/{pid}/schedstat").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+    if fields is None:
+        return None
+    return int(runtime), int(fields[MINOR_FAULTS])
 
 
 def process_table() -> dict[int, list[str]]:
