@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from restbench.execution import worker
 
 
@@ -119,7 +121,7 @@ from restbench.execution import worker
 tokens = []
 run = pytest.main
 pytest.main = lambda *args, **kwargs: (tokens.append(abc.get_cache_token()), run(*args, **kwargs))[1]
-worker._warm_up()
+worker._warm_up(schemathesis=sys.argv[1] == "schemathesis")
 tokens.append(abc.get_cache_token())
 import httpx
 facts = {"tokens": [str(token) for token in tokens],
@@ -136,13 +138,15 @@ print(json.dumps(facts))
 """
 
 
+@pytest.mark.parametrize("kind", ["plain", "schemathesis"])
 def test_the_warm_up_leaves_the_isinstance_caches_valid_and_httpx_without_its_cli(
-        tmp_path: Path) -> None:
+        kind: str, tmp_path: Path) -> None:
     """No abstract base class is registered after pytest's warm-up run (that would empty the
-    `isinstance` caches it filled, for every test process to refill), and httpx's command-line
-    client (click, rich) is left out of the worker but still there for a test that uses it."""
+    `isinstance` caches it filled, for every test process to refill), in either kind of worker:
+    Schemathesis's warm-up registers some. httpx's command-line client (click, rich) is left
+    out of the worker but still there for a test that uses it."""
     environment = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    answer = subprocess.run([sys.executable, "-c", _WARM_UP_IN_A_FRESH_INTERPRETER],
+    answer = subprocess.run([sys.executable, "-c", _WARM_UP_IN_A_FRESH_INTERPRETER, kind],
                             cwd=tmp_path, env=environment, capture_output=True, text=True,
                             timeout=120, check=False)
     assert answer.returncode == 0, answer.stderr

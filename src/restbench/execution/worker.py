@@ -95,15 +95,16 @@ def test_fails():
 """
 
 
-def _warm_up() -> None:
+def _warm_up(schemathesis: bool = False) -> None:
     """Runs pytest once on a passing and a failing test, so that what every run imports and
     caches (assertion rewriting, failure reports, the HTTP clients) is in the worker's memory
     before the test processes fork from it. The passing test makes requests (to a stub on the
-    loopback): a test process's first request cost ~1 ms of CPU more without.
+    loopback): a test process's first request cost ~1 ms of CPU more without. With
+    `schemathesis`, Schemathesis's warm-up too (`_warm_up_schemathesis`).
 
-    jsonschema's warm-up comes first: importing it registers abstract base classes, which
-    empties every `isinstance` cache that pytest's run filled (each child then refilled them:
-    ~70 copy-on-write faults per test process)."""
+    The other warm-ups come first: importing jsonschema, Schemathesis and what their first runs
+    load registers abstract base classes, which empties every `isinstance` cache that pytest's
+    run filled (each child then refilled them: ~70 copy-on-write faults per test process)."""
     _warm_up_jsonschema()
     import http.client  # noqa: F401
     import netrc  # noqa: F401 - requests imports it on its first request (~0.5-1 ms per test)
@@ -112,6 +113,8 @@ def _warm_up() -> None:
     import requests  # noqa: F401
 
     _import_httpx_without_its_command_line()
+    if schemathesis:
+        _warm_up_schemathesis()
 
     with tempfile.TemporaryDirectory() as folder:
         test = Path(folder) / "test_warm_up.py"
@@ -607,9 +610,7 @@ def main() -> None:
     here = os.getcwd()
     sys.path[:] = [entry for entry in sys.path if entry and entry != here]
     view = SandboxView.for_this_interpreter() if isolated else None
-    _warm_up()
-    if schemathesis:
-        _warm_up_schemathesis()
+    _warm_up(schemathesis)
     _map_module_files()
     gc.freeze()  # forked children then skip the warm objects when they collect
 
