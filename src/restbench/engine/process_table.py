@@ -23,11 +23,11 @@ def cpu_ns_and_minor_faults(pid: int) -> tuple[int, int] | None:
     than stat's clock ticks), and its minor page faults; None once it is gone or where the
     kernel keeps no schedstat."""
     fields = stat_fields(pid)
+    if fields is None:
+        return None
     try:
         runtime = Path(f"/proc/{pid}/schedstat").read_text().split()[0]
     except (OSError, IndexError):
-        return None
-    if fields is None:
         return None
     return int(runtime), int(fields[MINOR_FAULTS])
 
