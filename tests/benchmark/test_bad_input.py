@@ -190,3 +190,16 @@ def test_a_memory_folder_that_is_not_one(mini_service: Path, tmp_path: Path,
                                  if command == "run" else restbench(command, *target))
         assert f"RESTBENCH_MEMORY_DIR={wrong}: not a folder restbench may write in" in message
         assert not (tmp_path / "out").exists()  # the run stopped before it made its store
+
+
+def test_a_built_in_name_means_the_built_in_even_beside_a_folder_of_that_name(
+        mini_service: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from restbench.benchmark import builtin_service_names, resolve_services
+
+    shutil.copytree(mini_service, tmp_path / "todo")  # a user's own service, in a folder "todo"
+    monkeypatch.chdir(tmp_path)
+    assert "todo" in builtin_service_names()
+    assert resolve_services(["todo"])[0].name == "todo"
+    assert resolve_services(["todo"])[0].root != (tmp_path / "todo").resolve()
+    assert resolve_services(["./todo"])[0].name == "mini"
+    assert resolve_services([str(tmp_path / "todo")])[0].name == "mini"

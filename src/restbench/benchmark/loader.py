@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Iterable
 from importlib import resources
@@ -32,18 +33,13 @@ def builtin_service_names() -> list[str]:
 
 
 def resolve_services(names: Iterable[str] | None) -> list[Service]:
-    """Built-in service names or paths to service folders; None means every built-in service."""
+    """Built-in service names or paths to service folders; None means every built-in service.
+    A built-in's name means the built-in even where the working folder has a service folder of
+    that name (`./NAME` names the folder)."""
     chosen = list(names) if names else builtin_service_names()
     services = []
     for name in chosen:
-        path = Path(name)
-        if not (path / DATA_FILE).is_file():
-            builtin = builtin_services_root() / name
-            if not (builtin / DATA_FILE).is_file():
-                known = ", ".join(builtin_service_names())
-                raise DataError(f"unknown service '{name}': not a built-in ({known}) "
-                                f"and not a folder with a {DATA_FILE}")
-            path = builtin
+        path = _service_folder(name)
         service = load_service(path)
         same = next((other for other in services if other.name == service.name), None)
         if same is not None and same.root.resolve() != service.root.resolve():
@@ -53,6 +49,19 @@ def resolve_services(names: Iterable[str] | None) -> list[Service]:
         if same is None:
             services.append(service)
     return services
+
+
+def _service_folder(name: str) -> Path:
+    """The folder `name` names: a built-in's when it is a bare built-in name, else the path."""
+    builtin = builtin_services_root() / name
+    if "/" not in name and os.sep not in name and (builtin / DATA_FILE).is_file():
+        return builtin
+    path = Path(name)
+    if not (path / DATA_FILE).is_file():
+        known = ", ".join(builtin_service_names())
+        raise DataError(f"unknown service '{name}': not a built-in ({known}) "
+                        f"and not a folder with a {DATA_FILE}")
+    return path
 
 
 def _describe(error: ValidationError, raw: object) -> str:
