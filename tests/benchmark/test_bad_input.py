@@ -203,3 +203,5 @@ def test_a_built_in_name_means_the_built_in_even_beside_a_folder_of_that_name(
     assert resolve_services(["todo"])[0].root != (tmp_path / "todo").resolve()
     assert resolve_services(["./todo"])[0].name == "mini"
     assert resolve_services([str(tmp_path / "todo")])[0].name == "mini"
+    shutil.rmtree(tmp_path / "todo")
+    assert resolve_services(["todo/"])[0].name == "todo"  # no such folder: the built-in

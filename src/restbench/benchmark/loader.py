@@ -52,16 +52,20 @@ def resolve_services(names: Iterable[str] | None) -> list[Service]:
 
 
 def _service_folder(name: str) -> Path:
-    """The folder `name` names: a built-in's when it is a bare built-in name, else the path."""
+    """The folder `name` names: a built-in's when it is a bare built-in name, else the path
+    (or, failing that, the built-in it names with a trailing slash)."""
     builtin = builtin_services_root() / name
-    if "/" not in name and os.sep not in name and (builtin / DATA_FILE).is_file():
+    is_builtin = (builtin / DATA_FILE).is_file()
+    if is_builtin and "/" not in name and os.sep not in name:
         return builtin
     path = Path(name)
-    if not (path / DATA_FILE).is_file():
-        known = ", ".join(builtin_service_names())
-        raise DataError(f"unknown service '{name}': not a built-in ({known}) "
-                        f"and not a folder with a {DATA_FILE}")
-    return path
+    if (path / DATA_FILE).is_file():
+        return path
+    if is_builtin:
+        return builtin
+    known = ", ".join(builtin_service_names())
+    raise DataError(f"unknown service '{name}': not a built-in ({known}) "
+                    f"and not a folder with a {DATA_FILE}")
 
 
 def _describe(error: ValidationError, raw: object) -> str:
