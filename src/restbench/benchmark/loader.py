@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Iterable
 from importlib import resources
@@ -56,7 +55,7 @@ def _service_folder(name: str) -> Path:
     (or, failing that, the built-in it names with a trailing slash)."""
     builtin = builtin_services_root() / name
     is_builtin = (builtin / DATA_FILE).is_file()
-    if is_builtin and "/" not in name and os.sep not in name:
+    if is_builtin and "/" not in name:
         return builtin
     path = Path(name)
     if (path / DATA_FILE).is_file():
