@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -29,10 +31,26 @@ def resolve_plugin(name: str, group: str, kind: str,
         raise error(f"unknown {kind} '{name}' (installed: {known}; or give module:attribute)")
     module_name, _, attribute = name.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_here_too(module_name)
     except ImportError as exc:
         raise error(f"{kind} '{name}': cannot import {module_name}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the module's own code failed: the user's to fix
+        raise error(f"{kind} '{name}': importing {module_name} failed: "
+                    f"{type(exc).__name__}: {exc}") from None
     try:
         return getattr(module, attribute)
     except AttributeError:
         raise error(f"{kind} '{name}': {module_name} has no attribute {attribute}") from None
+
+
+def _import_here_too(module_name: str) -> Any:
+    """Imports `module_name`, also from the current folder when nothing installed has it (as
+    `python -m` would). The folder goes last on `sys.path`, so it shadows no installed module."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if exc.name != module_name.partition(".")[0] or here in sys.path:
+            raise
+        sys.path.append(here)
+        return importlib.import_module(module_name)

@@ -237,3 +237,38 @@ def test_packages_installed_under_tmp_stay_importable(tmp_path: Path,
 
     result = asyncio.run(scenario())
     assert result.outcome is Outcome.PASS, result.reason + result.output
+
+
+def test_a_project_folder_on_pythonpath_shows_only_what_imports_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYTHONPATH naming a project's folder (to reach a generator module) must not show the
+    result stores and service folders beside it: they hold the golden tests."""
+    project, installed = tmp_path / "project", tmp_path / "target"
+    for folder in (project / "probe_pkg", project / "restbench-results", project / "shelf" / "golden",
+                   installed / "probe_dist-1.0.dist-info"):
+        folder.mkdir(parents=True)
+    (project / "probe_module.py").write_text("ANSWER = 1\n")
+    (project / "probe_pkg" / "__init__.py").write_text("ANSWER = 2\n")
+    (project / "restbench-results" / "results.sqlite3").write_text("golden tests\n")
+    (project / "shelf" / "golden" / "test_SHELF-01.py").write_text("def test_x(): pass\n")
+    (project / "notes.txt").write_text("secret\n")
+    (installed / "probe_dist.py").write_text("ANSWER = 3\n")
+    (installed / "README.txt").write_text("shown\n")
+    monkeypatch.setenv("PYTHONPATH", f"{project}:{installed}")
+    code = ("import os, probe_module, probe_pkg, probe_dist\n"
+            "def test_x():\n"
+            "    assert (probe_module.ANSWER, probe_pkg.ANSWER, probe_dist.ANSWER) == (1, 2, 3)\n"
+            f"    assert os.path.isfile({str(installed / 'README.txt')!r})\n"
+            f"    hidden = [name for name in ('restbench-results', 'shelf', 'notes.txt')\n"
+            f"              if os.path.exists(os.path.join({str(project)!r}, name))]\n"
+            "    assert hidden == []\n")
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+
+    async def scenario() -> ExecutionResult:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            return await executor.execute(code, server)
+
+    result = asyncio.run(scenario())
+    assert result.outcome is Outcome.PASS, result.reason + result.output

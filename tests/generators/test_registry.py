@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import ClassVar
 
@@ -34,6 +35,24 @@ class EchoStatusGenerator:
 
 class Incomplete:
     name = "incomplete"
+
+
+class NotATest(EchoStatusGenerator):
+    """Returns the code itself, not a GeneratedTest."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return (await super().generate(task)).code  # type: ignore[return-value]
+
+
+class Picky:
+    name = "picky"
+    refines = False
+
+    def __init__(self, temperature: str = "0") -> None:
+        self.temperature = float(temperature)
+
+    def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest("")
 
 
 class ClosingGenerator(EchoStatusGenerator):
@@ -91,3 +110,40 @@ def test_bad_generators_are_named_in_the_error() -> None:
         load_generator(GeneratorSpec(f"{__name__}:Incomplete"))
     with pytest.raises(GeneratorError, match="bad arguments"):
         load_generator(GeneratorSpec("golden", {"dir": "x"}))
+
+
+def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    specs = (GeneratorSpec(f"{__name__}:NotATest"), GeneratorSpec(f"{__name__}:EchoStatusGenerator"))
+    result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=specs,
+                                                 output_dir=tmp_path)))
+    validity = {(row.generator, row.variant): row.score.validity_rate for row in result.rows}
+    assert validity == {(specs[0].name, "precise"): 0.0, (specs[0].name, "vague"): 0.0,
+                        (specs[1].name, "precise"): 1.0, (specs[1].name, "vague"): 1.0}
+    with sqlite3.connect(result.store_path) as store:
+        errors = {row[0] for row in store.execute(
+            "SELECT error FROM generations WHERE generator = ?", (specs[0].name,))}
+    assert errors == {"TypeError: generate() returned str, not GeneratedTest"}
+
+
+def test_a_constructor_that_refuses_its_arguments_is_one_error() -> None:
+    with pytest.raises(GeneratorError, match=r"generator '.*:Picky' with arguments "
+                       r"\{'temperature': 'hot'\} failed to start: ValueError: could not "
+                       r"convert string to float: 'hot'"):
+        load_generator(GeneratorSpec(f"{__name__}:Picky", {"temperature": "hot"}))
+
+
+def test_a_module_in_the_current_folder_is_found_after_everything_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "restbench_here_gen.py").write_text(
+        "from restbench.generators import GeneratedTest\n"
+        "class Here:\n    name = 'here'\n    refines = False\n"
+        "    def generate(self, task):\n        return GeneratedTest('')\n")
+    (tmp_path / "restbench_broken_gen.py").write_text("raise RuntimeError('half written')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", [p for p in __import__("sys").path if p not in ("", ".")])
+    assert load_generator(GeneratorSpec("restbench_here_gen:Here")).name == "here"
+    assert __import__("sys").path[-1] == str(tmp_path)
+    with pytest.raises(GeneratorError, match="importing restbench_broken_gen failed: "
+                       "RuntimeError: half written"):
+        load_generator(GeneratorSpec("restbench_broken_gen:Thing"))

@@ -79,6 +79,7 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
             test = GeneratedTest("", exc.cost, exc.details)
             error = str(exc)
         else:
+            test = GeneratedTest("")  # what the generator returned, if anything, is not a test
             error = f"{type(exc).__name__}: {exc}"
         status, error = "error", error.splitlines()[0][:500] if error else type(exc).__name__
     return GenerationRow(request.key, request.spec.label(),

@@ -12,6 +12,7 @@ execution ends.
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import os
 import pwd
 import sys
@@ -82,8 +83,11 @@ class SandboxView:
                 symlinks[path] = os.readlink(path)
             elif os.path.isdir(path):
                 wanted.append(path)
-        wanted += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
-        wanted += [entry for entry in sys.path if entry and os.path.isdir(entry)]
+        prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+        wanted += prefixes
+        for entry in sys.path:
+            if entry and os.path.isdir(entry):
+                wanted += _shown_of_path_entry(entry, prefixes)
         package = Path(__file__).resolve().parents[1]
         wanted.append(str(package))
         from restbench.runners import sandbox_paths
@@ -97,6 +101,29 @@ class SandboxView:
         masked = tuple(str(package / d) for d in MASKED_PACKAGE_DIRS if (package / d).is_dir())
         copies = {path: data for path in binds if (data := _small_etc_file(path)) is not None}
         return cls(tuple(path for path in binds if path not in copies), symlinks, masked, copies)
+
+
+def _shown_of_path_entry(entry: str, prefixes: list[str]) -> list[str]:
+    """What of a `sys.path` entry the sandbox shows. A folder of the Python installation or one
+    that pip installed into (it holds a `.dist-info`) is shown whole. Any other folder (one that
+    PYTHONPATH or an editable install's .pth names, often a project's own folder, next to result
+    stores and service folders with their golden tests) shows only what an import can load from
+    it: its modules and its packages (folders with an `__init__.py`)."""
+    real = os.path.realpath(entry)
+    if any(real == p or real.startswith(p.rstrip("/") + "/")
+           for p in map(os.path.realpath, prefixes)):
+        return [entry]
+    try:
+        items = list(os.scandir(entry))
+    except OSError:
+        return []
+    if any(item.name.endswith(".dist-info") and item.is_dir() for item in items):
+        return [entry]
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    return [item.path for item in items
+            if not item.name.startswith(".")
+            and ((item.is_file() and item.name.endswith(suffixes))
+                 or (item.is_dir() and os.path.isfile(os.path.join(item.path, "__init__.py"))))]
 
 
 def _small_etc_file(path: str) -> bytes | None:

@@ -30,6 +30,9 @@ def load_generator(spec: GeneratorSpec) -> Generator:
         except TypeError as exc:
             raise GeneratorError(f"generator '{spec.name}': bad arguments "
                                  f"{spec.args or '{}'}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - e.g. a value its constructor cannot parse
+            raise GeneratorError(f"generator '{spec.name}' with arguments {spec.args or '{}'} "
+                                 f"failed to start: {type(exc).__name__}: {exc}") from None
     else:
         if spec.args:
             raise GeneratorError(f"generator '{spec.name}' is an object and takes no arguments")
