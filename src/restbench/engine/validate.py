@@ -41,7 +41,7 @@ class RequirementCheck:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and self.golden is Outcome.PASS
 
 
 @dataclass
@@ -150,7 +150,8 @@ async def validate_service(service: Service, *, workers: int | None = None,
         code = service.golden_code(requirement)
         targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
         jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
-        checks[requirement.id].problems += [broken[t] for t in targets if t in broken]
+        checks[requirement.id].problems += [broken[m.id] for m in requirement.mutants
+                                            if m.id in broken]
     plan = _Plan(jobs, execute_all)
 
     def record(job: Job, result: ExecutionResult) -> None:
@@ -182,13 +183,32 @@ async def validate_service(service: Service, *, workers: int | None = None,
                                            on_event=on_event, services=[service],
                                            mark_reach=not execute_all) as own:
             failures = await _execute_and_diagnose(own, service, plan, record, checks)
-    service_problems = [f"{service.name}: {impl_id}: {error}"
-                        for impl_id, error in failures.items()]
+    service_problems = [f"{service.name}: {broken[b]}" for b in benign_ids if b in broken]
+    service_problems += _start_problems(service, failures, checks)
     storage = "its own storage" if service.manifest is not None and \
         service.manifest.own_storage else database.describe()
     return ValidationReport(service.name, list(checks.values()), len(benign_ids),
-                            len(jobs) - plan.not_run, time.perf_counter() - started,
+                            len(outcomes) - plan.not_run, time.perf_counter() - started,
                             service_problems, storage, outcomes, plan.not_run)
+
+
+def _start_problems(service: Service, failures: dict[str, ServiceStartError],
+                    checks: dict[str, RequirementCheck]) -> list[str]:
+    """The service's problems of the implementations that did not start; a mutant's goes to its
+    requirement's check instead. Where the original did not start, the others (the original
+    with an edit) fail the same way: they are counted, not listed."""
+    if ORIGINAL in failures:
+        others = len(failures) - 1
+        return [f"{service.name}: {ORIGINAL}: {failures[ORIGINAL]}"
+                + (f" (and so did {others} mutants and benign variants)" if others else "")]
+    requirement_of = {m.id: r.id for r in service.requirements for m in r.mutants}
+    problems = []
+    for implementation, error in failures.items():
+        if implementation in requirement_of:
+            checks[requirement_of[implementation]].problems.append(str(error))
+        else:
+            problems.append(f"{service.name}: {implementation}: {error}")
+    return problems
 
 
 class _Plan:

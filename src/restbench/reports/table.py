@@ -84,7 +84,8 @@ def validation_table(report: ValidationReport) -> Table:
         table.add_column(column)
     for check in report.checks:
         golden = check.golden.value if check.golden else "not run"
-        status = "[green]sound[/]" if check.ok else f"[red]{escape('; '.join(check.problems))}[/]"
+        status = "[green]sound[/]" if check.ok else \
+            f"[red]{escape('; '.join(check.problems) or 'not checked (see the problems below)')}[/]"
         table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
                       status)
     return table
