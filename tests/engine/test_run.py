@@ -274,3 +274,14 @@ def test_a_status_oracle_pass_implied_by_the_schema_oracle_pass_is_the_outcome_r
     alone = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "alone",
                                               generators=(GeneratorSpec("status-oracle"),))))
     assert alone.counts["executions_implied"] == 0
+
+
+def test_the_library_call_and_write_results_make_a_folder_report_reads(tmp_path: Path) -> None:
+    config = RunConfig(services=(str(MINI),), variants=("precise",),  # type: ignore[arg-type]
+                       generators=(GeneratorSpec("golden"),), output_dir=tmp_path / "out")
+    result = asyncio.run(run_benchmark(config))
+    assert {(row.variant, row.score.ms) for row in result.rows} == {("precise", 1.0)}
+    write_results(result, config.output_dir)
+    report = restbench("report", config.output_dir, "-o", tmp_path / "report.html")
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "report.html").stat().st_size > 0

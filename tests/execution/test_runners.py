@@ -220,8 +220,10 @@ def test_a_missing_newman_names_the_setup_command(tmp_path: Path) -> None:
                           "files", "-a", f"files.dir={folder}", "-R", "NOTE-01", "-V", "precise",
                           "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env,
                          timeout=300, check=False)
-    output = ran.stdout + ran.stderr
-    assert "newman 6.2.2 is not installed" in output and "run 'restbench setup newman'" in output
+    assert ran.returncode == 2, ran.stdout + ran.stderr  # the run stops: no test was to blame
+    error = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith("error: newman 6.2.2 is not installed")
+    assert error[0].endswith("run 'restbench setup newman'")
 
 
 TODO_01_JS = """import { test } from "node:test";

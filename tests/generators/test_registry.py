@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from restbench.engine import RunConfig, run_benchmark
-from restbench.errors import GeneratorError
+from restbench.errors import GeneratorError, RestbenchError
 from restbench.generators import GeneratedTest, GenerationTask, GeneratorSpec, load_generator
 from restbench.generators.base import Cost
 from restbench.generators.registry import available_generators
@@ -42,6 +44,35 @@ class NotATest(EchoStatusGenerator):
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
         return (await super().generate(task)).code  # type: ignore[return-value]
+
+
+class BadlyFilled(EchoStatusGenerator):
+    """Returns a GeneratedTest whose parts have the wrong types."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest(12345, "free")  # type: ignore[arg-type]
+
+
+class OwnModel(EchoStatusGenerator):
+    """Calls a model of its own (here none): restbench's endpoints and keys are not its concern."""
+
+    uses_model = True
+
+
+class Plain:
+    """A plain generate() that takes a while: it must not hold up the event loop."""
+
+    name = "plain"
+    refines = False
+    calls: ClassVar[list[tuple[bool, int]]] = []  # (on the main thread, calls running at once)
+    running = 0
+
+    def generate(self, task: GenerationTask) -> GeneratedTest:
+        Plain.running += 1
+        Plain.calls.append((threading.current_thread() is threading.main_thread(), Plain.running))
+        time.sleep(0.3)
+        Plain.running -= 1
+        return GeneratedTest("def test_x():\n    pass\n")
 
 
 class Picky:
@@ -114,16 +145,19 @@ def test_bad_generators_are_named_in_the_error() -> None:
 
 def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes_on(
         tmp_path: Path) -> None:
-    specs = (GeneratorSpec(f"{__name__}:NotATest"), GeneratorSpec(f"{__name__}:EchoStatusGenerator"))
+    specs = (GeneratorSpec(f"{__name__}:NotATest"), GeneratorSpec(f"{__name__}:EchoStatusGenerator"),
+             GeneratorSpec(f"{__name__}:BadlyFilled"))
     result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=specs,
                                                  output_dir=tmp_path)))
     validity = {(row.generator, row.variant): row.score.validity_rate for row in result.rows}
-    assert validity == {(specs[0].name, "precise"): 0.0, (specs[0].name, "vague"): 0.0,
-                        (specs[1].name, "precise"): 1.0, (specs[1].name, "vague"): 1.0}
+    assert validity == {(spec.name, variant): 1.0 if spec is specs[1] else 0.0
+                        for spec in specs for variant in ("precise", "vague")}
     with sqlite3.connect(result.store_path) as store:
-        errors = {row[0] for row in store.execute(
-            "SELECT error FROM generations WHERE generator = ?", (specs[0].name,))}
-    assert errors == {"TypeError: generate() returned str, not GeneratedTest"}
+        errors = dict(store.execute("SELECT DISTINCT generator, error FROM generations "
+                                    "WHERE status = 'error'"))
+    assert errors == {
+        specs[0].name: "TypeError: generate() returned str, not GeneratedTest",
+        specs[2].name: "TypeError: generate() returned a GeneratedTest whose code is int, not str"}
 
 
 def test_a_constructor_that_refuses_its_arguments_is_one_error() -> None:
@@ -147,3 +181,33 @@ def test_a_module_in_the_current_folder_is_found_after_everything_installed(
     with pytest.raises(GeneratorError, match="importing restbench_broken_gen failed: "
                        "RuntimeError: half written"):
         load_generator(GeneratorSpec("restbench_broken_gen:Thing"))
+
+
+def test_only_generators_that_use_restbench_endpoints_need_its_keys(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("OPENAI_API_KEY", "RESTBENCH_LLM_API_KEY", "OPENAI_BASE_URL",
+                     "RESTBENCH_LLM_BASE_URL", "RESTBENCH_LLM_CONFIG"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(tmp_path)  # no restbench-models.toml here
+
+    def run(generator: str) -> list[tuple[str, str]]:
+        config = RunConfig(services=(str(MINI),), generators=(GeneratorSpec(generator),),
+                           models=("their-model",), output_dir=tmp_path / generator)
+        return [(row.model, row.variant) for row in asyncio.run(run_benchmark(config)).rows]
+
+    assert run(f"{__name__}:OwnModel") == [("their-model", "precise"), ("their-model", "vague")]
+    with pytest.raises(RestbenchError, match="model 'their-model': no API key"):
+        run("single-step")
+
+
+def test_a_plain_generate_runs_off_the_event_loop_one_call_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Plain, "calls", [])
+    config = RunConfig(services=(str(MINI),), generators=(GeneratorSpec(f"{__name__}:Plain"),),
+                       output_dir=tmp_path)
+    asyncio.run(run_benchmark(config))
+    assert Plain.calls == [(False, 1)] * 4  # 2 requirements x 2 wordings
+    with sqlite3.connect(tmp_path / "results.sqlite3") as store:
+        times = [row[0] for row in store.execute("SELECT wall_s FROM generations")]
+    # each generation's own 0.3 s, not the wait for the calls queued before it
+    assert len(times) == 4 and max(times) < 0.9, times

@@ -5,8 +5,13 @@ node (`restbench.cluster.node`), so a generation gives the same row wherever it 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
+import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +19,7 @@ from restbench.benchmark import Service, Variant
 from restbench.engine.live import LiveServers, LiveService
 from restbench.execution import Executor
 from restbench.execution.executor import CANONICAL_BASE_URL
-from restbench.generators import GeneratedTest, GenerationFailure, Generator, GeneratorSpec
+from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generator, GeneratorSpec
 from restbench.generators.tasks import make_task, produce
 from restbench.llm import queue_wait
 from restbench.llm.client import CallCache
@@ -66,10 +71,15 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                        model=None if request.model == NO_MODEL else request.model,
                        repetition=request.repetition, target=request.target, live=live,
                        call_cache=call_cache, fresh_calls=request.fresh_calls) as task:
-            produced = produce(generator, task, request.service.golden_path(requirement))
+            golden = request.service.golden_path(requirement)
+            if inspect.iscoroutinefunction(generator.generate):
+                produced = produce(generator, task, golden)
+            else:
+                produced = await _in_its_thread(generator, waited, produce, generator, task,
+                                                golden)
             test = await produced if inspect.isawaitable(produced) else produced
-        if not isinstance(test, GeneratedTest):
-            raise TypeError(f"generate() returned {type(test).__name__}, not GeneratedTest")
+        if problem := _not_a_test(test):
+            raise TypeError(f"generate() returned {problem}")
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise
     except Exception as exc:  # a failed generation is a result, not a crash
@@ -90,3 +100,48 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                          round(time.perf_counter() - started - sum(waited), 4),
                          {**test.details, **({"runner": test.runner}
                                              if test.runner != "pytest" else {})})
+
+
+# A plain (not async) generate() runs in a thread of its generator's, one call at a time, as
+# it would on the event loop, without stopping the loop (the executions, the other generators).
+_threads: dict[int, ThreadPoolExecutor] = {}
+
+
+async def _in_its_thread(generator: Generator, waited: list[float],
+                         function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` in `generator`'s thread; the time it waits there for the calls before
+    it goes to `waited` (it is not this generation's time)."""
+    thread = _threads.get(id(generator))
+    if thread is None:
+        thread = _threads[id(generator)] = ThreadPoolExecutor(
+            1, thread_name_prefix=f"generator-{getattr(generator, 'name', '?')}")
+    submitted = time.perf_counter()
+
+    def call() -> Any:
+        waited.append(time.perf_counter() - submitted)
+        return function(*args)
+
+    return await asyncio.get_running_loop().run_in_executor(
+        thread, functools.partial(contextvars.copy_context().run, call))
+
+
+def _not_a_test(test: object) -> str:
+    """What is wrong with what a generator returned for the store to keep it; "" if nothing."""
+    if not isinstance(test, GeneratedTest):
+        return f"{type(test).__name__}, not GeneratedTest"
+    cost = test.cost
+    if not isinstance(test.code, str):
+        return f"a GeneratedTest whose code is {type(test.code).__name__}, not str"
+    if not (isinstance(cost, Cost) and isinstance(cost.usd, (int, float))
+            and all(isinstance(n, int) for n in (cost.input_tokens, cost.output_tokens))):
+        return f"a GeneratedTest whose cost is {cost!r}, not Cost(usd, input_tokens, " \
+            "output_tokens) of numbers"
+    if not isinstance(test.runner, str):
+        return f"a GeneratedTest whose runner is {type(test.runner).__name__}, not str"
+    if not isinstance(test.details, dict):
+        return f"a GeneratedTest whose details are {type(test.details).__name__}, not dict"
+    try:
+        json.dumps(test.details)
+    except (TypeError, ValueError) as exc:
+        return f"a GeneratedTest whose details cannot be stored as JSON ({exc})"
+    return ""

@@ -32,11 +32,13 @@ from restbench.generators import (
     Generator,
     GeneratorSpec,
 )
+from restbench.generators.llm import THROUGH_RESTBENCH_ENDPOINTS
 from restbench.generators.registry import load_generator
 from restbench.llm import ModelSettings, check_credentials
 from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
+from restbench.runners.setup import ToolMissing
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
@@ -67,6 +69,10 @@ class RunConfig:
     # A test that never ran a mutant's edited code on the original gets the original's outcome
     # on it without running (serving.reach); False: --execute-all, every execution runs.
     infer_unreached: bool = True
+
+    def __post_init__(self) -> None:
+        # From Python the wordings may be named as on the command line: variants=("precise",).
+        object.__setattr__(self, "variants", tuple(Variant(v) for v in self.variants))
 
     def describe(self) -> dict[str, Any]:
         return {"services": list(self.services), "variants": [v.value for v in self.variants],
@@ -181,8 +187,8 @@ class _Runner:
         if not self.config.models:
             raise RestbenchError(f"generator '{users[0]}' needs a model: pass --models NAME[,NAME]")
         for spec, generator in self.generators:
-            if not getattr(generator, "uses_model", False):
-                continue
+            if not isinstance(generator, THROUGH_RESTBENCH_ENDPOINTS):
+                continue  # another's generator reaches its models its own way: not ours to check
             # A generator given its own model config (-a NAME.config=PATH) resolves through it.
             config = spec.args.get("config")
             settings = ModelSettings.load(Path(config) if config else None)
@@ -278,7 +284,8 @@ class _Runner:
             row = await self._remote.generate(cell.request, openapi)
         else:
             row = await generate(cell.request, cell.generator, openapi, live_servers=live_servers,
-                                 executor=executor, call_cache=self.store)
+                                 executor=executor, call_cache=self.store,
+                                 not_the_generators=(ToolMissing,))
         if row.status != "ok":
             self.counts["generation_failures"] += 1
             self.on_event(Notice(f"{cell.request.spec.label()} failed on {row.requirement} "

@@ -304,3 +304,8 @@ class RefineGenerator:
     def _details(self, rounds: list[_Round], stop: str) -> dict[str, Any]:
         return {"rounds": [r.record() for r in rounds], "stopped": stop,
                 "judge": self.judge or "same as writer", "max_rounds": self.rounds}
+
+
+# The generators that call models through restbench's endpoints and keys (`restbench.llm`): a
+# run checks their models' credentials before it starts.
+THROUGH_RESTBENCH_ENDPOINTS = (SingleStepGenerator, RefineGenerator)
