@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import os
 import signal
 import sqlite3
 import time
@@ -131,12 +132,15 @@ def slow_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]
     return args, folder / "reference"
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGKILL, signal.SIGINT])
+@pytest.mark.parametrize("stop_signal", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
 def test_interrupted_run_resumes_with_the_same_numbers(
         tmp_path: Path, slow_run: tuple[list[str], Path], stop_signal: signal.Signals) -> None:
     args, reference = slow_run
     output = tmp_path / "interrupted"
-    process = start_interruptible(*args, "-o", output)
+    scratch = tmp_path / "scratch"  # the run's temporary folders
+    scratch.mkdir()
+    process = start_interruptible(*args, "-o", output,
+                                  env={**os.environ, "TMPDIR": str(scratch)})
     store = output / "results.sqlite3"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until some executions, not all, are stored
@@ -150,9 +154,11 @@ def test_interrupted_run_resumes_with_the_same_numbers(
     process.send_signal(stop_signal)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0
-    if stop_signal == signal.SIGINT:
+    if stop_signal != signal.SIGKILL:  # SIGTERM ends it as Ctrl-C does
+        assert process.returncode == 130
         assert "rerun the same command to resume" in stderr
         assert "Traceback" not in stderr
+        assert list(scratch.iterdir()) == []
     partial = sqlite3.connect(store).execute("SELECT count(*) FROM executions").fetchone()[0]
 
     resumed = restbench(*args, "-o", output)

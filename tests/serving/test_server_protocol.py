@@ -7,6 +7,7 @@ names are case-insensitive in HTTP, and the clients tests use compare them so)."
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import select
 import signal
@@ -170,16 +171,20 @@ def test_single_requests_get_the_same_bytes_from_both(servers: dict[str, int],
     assert _exchange(servers["chosen"], request_bytes) == reference
 
 
-def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path,
-                                                       own_memory: Path) -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path, own_memory: Path,
+                                                       stop_signal: signal.Signals) -> None:
     """`restbench serve`, for a person to try a service by hand, serves as the harness does,
-    and Ctrl-C stops it with nothing left in memory."""
+    and Ctrl-C (or SIGTERM) stops it with nothing left in memory or in its scratch folder."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     process = subprocess.Popen([sys.executable, "-m", "restbench.cli", "serve", "todo", "--port",
                                 str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.DEVNULL,
+                               env={**os.environ, "TMPDIR": str(scratch)})
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -190,9 +195,11 @@ def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path,
         assert list(own_memory.iterdir())  # its database
         answer = _send_endless_header(port)
         assert answer.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in answer
-        process.send_signal(signal.SIGINT)
+        assert list(scratch.iterdir())  # the service's copy
+        process.send_signal(stop_signal)
         assert process.wait(timeout=30) == 0
         assert list(own_memory.iterdir()) == []
+        assert list(scratch.iterdir()) == []
     finally:
         if process.poll() is None:
             process.kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -129,8 +130,19 @@ def main(verbose: bool) -> None:
     """restbench: do generated API tests enforce the requirement they were written for?"""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, _stop_as_on_ctrl_c)
     for chatty in ("httpcore", "hpack", "asyncio", "urllib3"):  # connection-level noise
         logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
+def _stop_as_on_ctrl_c(signum: int, frame: object) -> None:
+    """SIGTERM (a CI job's time limit, a batch scheduler, `kill`) ends a command as Ctrl-C does:
+    what it made is saved, and its servers, workers and scratch folders go with it. The default
+    action would end the process at once and leave them."""
+    if callable(signal.getsignal(signal.SIGINT)):  # Python's handler, or asyncio.run's
+        signal.raise_signal(signal.SIGINT)
+    else:  # ignored, as in a shell's background job: the handler is not there to call
+        raise KeyboardInterrupt
 
 
 service_option = click.option(
