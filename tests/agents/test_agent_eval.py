@@ -166,7 +166,8 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
     with FakeLLMServer(_script(delay_intent="Is alice's todo 2 done?")) as fake:
         env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
         process = start_interruptible("agent-eval", "-t", suite_file, "-s", "todo", "-r", out,
-                                      "-m", "fake-model", cwd=tmp_path, env=env)
+                                      "-m", "fake-model", "--max-steps", "3", cwd=tmp_path,
+                                      env=env)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             done = out / "results.json"
@@ -183,6 +184,30 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
     assert data["summary"]["planned_tests"] == 5
     assert data["results"][0]["test_name"] == "perfect"
     assert len((out / "results.csv").read_text().splitlines()) == 2
+
+    def resume(*extra: str) -> tuple[dict[str, Any], list[str], str]:
+        with FakeLLMServer(_script()) as fake:
+            env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
+            done = subprocess.run([sys.executable, "-m", "restbench.cli", "agent-eval", "-t",
+                                   suite_file, "-s", "todo", "-r", out, "-m", "fake-model",
+                                   "--max-steps", "3", *extra], cwd=tmp_path, env=env, capture_output=True,
+                                  text=True, timeout=300, check=False)
+            intents = [request["messages"][1]["content"] for request in fake.requests]
+        assert done.returncode == 0, done.stderr
+        return json.loads((out / "results.json").read_text()), intents, done.stderr
+
+    # The same command again runs only the cases that did not finish.
+    resumed, intents, stderr = resume()
+    assert "1 finished cases taken from" in stderr
+    assert "List alice's todos." not in intents and "Is alice's todo 2 done?" in intents
+    assert resumed["summary"]["total_tests"] == 5 and resumed["summary"]["complete"]
+    assert resumed["results"][0] == data["results"][0]
+    # Nothing left to run; --fresh runs every case again.
+    again, intents, _ = resume()
+    assert intents == [] and again["results"] == resumed["results"]
+    fresh, intents, _ = resume("--fresh")
+    assert "List alice's todos." in intents
+    assert [_scores(r) for r in fresh["results"]] == [_scores(r) for r in resumed["results"]]
 
 
 def test_a_plugin_agent_by_module_attribute_graded_by_a_judge(

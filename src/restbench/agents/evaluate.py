@@ -12,16 +12,16 @@ import inspect
 import re
 import time
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from restbench.agents.base import AgentAnswer, AgentError, AgentTask, as_answer, load_agent
 from restbench.agents.embeddings import similarity
-from restbench.agents.judge import judge
+from restbench.agents.judge import Judgement, judge
 from restbench.agents.llm import system_prompt
-from restbench.agents.results import CaseResult, summary, write_results
+from restbench.agents.results import CaseResult, finished_cases, summary, write_results
 from restbench.agents.scoring import (
     ArgsMatch,
     Call,
@@ -50,8 +50,11 @@ from restbench.llm import (
     check_credentials,
 )
 from restbench.mutation import implementations_of
+from restbench.mutation.apply import ORIGINAL
 from restbench.scratch import scratch_folder
 from restbench.serving import RunningServer, ServerPool
+from restbench.serving.databases import DatabaseChoice
+from restbench.store.sqlite import digest
 
 PHASE = "cases"
 
@@ -72,6 +75,7 @@ class EvalConfig:
     workers: int = 1
     database: str = "sqlite"
     case_timeout_s: float = 300.0  # an agent that has not answered by then fails the case
+    fresh: bool = False  # run every case, also those results.json holds finished
 
 
 @dataclass
@@ -179,38 +183,63 @@ class _Evaluation:
         self.on_event = on_event
         self.results: list[CaseResult] = []
         self.planned = 0
-        self.judge_cost = {"judge_cost_usd": 0.0, "judge_input_tokens": 0,
-                           "judge_output_tokens": 0}
         self.settings: dict[str, Any] = {}
+        self._service_keys: dict[str, str] = {}
         self.started = time.monotonic()
         self._write_lock = asyncio.Lock()
 
     def _summary(self) -> dict[str, Any]:
-        extra = {**self.judge_cost, "judge_cost_usd": round(self.judge_cost["judge_cost_usd"], 6),
-                 "duration_s": round(time.monotonic() - self.started, 2)}
-        return summary(self.results, self.planned, self.settings, extra)
+        return summary(self.results, self.planned, self.settings,
+                       {"duration_s": round(time.monotonic() - self.started, 2)})
+
+    def case_key(self, case: EvalCase, target: _Target) -> str:
+        """What a case's result depends on: the case, its service's code and OpenAPI document,
+        and the settings that reach the agent or the scores."""
+        config = self.config
+        name = target.service.name
+        if name not in self._service_keys:
+            self._service_keys[name] = implementations_of(target.service)[ORIGINAL].fingerprint()
+        service = self._service_keys[name]
+        return digest("agent-case", case.suite, case.path, case.name, case.intent,
+                      case.expected.response, case.expected.keywords,
+                      [c.as_dict() for c in case.expected.tool_calls], target.service.name,
+                      service, target.openapi, config.agent, config.agent_args, config.model,
+                      config.judge_model if config.scoring is ResponseScoring.LLM_JUDGE else None,
+                      config.scoring.value, config.match_args.value, config.max_steps,
+                      config.case_timeout_s, DatabaseChoice.parse(config.database).describe())
+
+    def reuse(self, finished: dict[str, CaseResult], work: list[tuple[int, EvalCase, _Target]]
+              ) -> list[tuple[int, EvalCase, _Target]]:
+        """Takes over the cases of `work` that `finished` holds (by key); returns the others."""
+        left = []
+        for index, case, target in work:
+            earlier = finished.get(self.case_key(case, target))
+            if earlier is None:
+                left.append((index, case, target))
+            else:
+                self.results.append(replace(earlier, index=index))
+        return left
 
     async def record(self, result: CaseResult) -> None:
         async with self._write_lock:
             self.results.append(result)
             write_results(self.config.results_dir, self._summary(), self.results)
 
-    async def response_score(self, case: EvalCase, answer: str,
-                             judge_client: ChatClient | None) -> tuple[float, dict[str, Any]]:
+    async def response_score(self, case: EvalCase, answer: str, judge_client: ChatClient | None
+                             ) -> tuple[float, dict[str, Any], Judgement | None]:
+        """The answer's score, what to add to the case's details, and the judge's verdict (for
+        llm-judge scoring)."""
         expected = case.expected.response
         scoring = self.config.scoring
         if scoring is ResponseScoring.EXACT:
-            return exact_score(expected, answer), {}
+            return exact_score(expected, answer), {}, None
         if scoring is ResponseScoring.FUZZY:
-            return fuzzy_score(expected, answer), {}
+            return fuzzy_score(expected, answer), {}, None
         if scoring is ResponseScoring.SEMANTIC:
-            return await asyncio.to_thread(similarity, expected, answer), {}
+            return await asyncio.to_thread(similarity, expected, answer), {}, None
         assert judge_client is not None
         verdict = await judge(judge_client, case.intent, expected, answer)
-        self.judge_cost["judge_cost_usd"] += verdict.cost_usd
-        self.judge_cost["judge_input_tokens"] += verdict.input_tokens
-        self.judge_cost["judge_output_tokens"] += verdict.output_tokens
-        return verdict.score, {"judge_reason": verdict.reason}
+        return verdict.score, {"judge_reason": verdict.reason}, verdict
 
 
 async def _run_agent(agent: Any, task: AgentTask) -> AgentAnswer:
@@ -227,6 +256,7 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
                     server: RunningServer, agent: Any, chat: ChatClient | None,
                     judge_client: ChatClient | None) -> None:
     config = evaluation.config
+    key = evaluation.case_key(case, target)
     started = time.monotonic()
     await server.reset()
     error: str | None = None
@@ -260,8 +290,10 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         case.expected.keywords, answer.answer, f"{case.intent}\n{system_prompt(target.openapi)}",
         "\n".join(str(e.get("response_body") or "") for e in exchanges))
     extra: dict[str, Any] = {}
+    verdict = None
     try:
-        response, extra = await evaluation.response_score(case, answer.answer, judge_client)
+        response, extra, verdict = await evaluation.response_score(case, answer.answer,
+                                                                   judge_client)
     except LLMError as exc:
         response, error = 0.0, error or f"judge: {exc}"
     if answer.details:
@@ -279,7 +311,10 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         response_expected=case.expected.response, response_actual=answer.answer,
         steps=answer.steps, cost_usd=answer.cost_usd, input_tokens=answer.input_tokens,
         output_tokens=answer.output_tokens, duration_s=time.monotonic() - started, error=error,
-        extra=extra, grounded_keyword_score=grounded.score)
+        extra=extra, grounded_keyword_score=grounded.score,
+        judge_cost_usd=verdict.cost_usd if verdict else 0.0,
+        judge_input_tokens=verdict.input_tokens if verdict else 0,
+        judge_output_tokens=verdict.output_tokens if verdict else 0, key=key)
     await evaluation.record(result)
     if error:
         evaluation.on_event(Notice(f"case {index} ({case.name}): {error}"))
@@ -338,7 +373,13 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
                 target = targets[_service_of(suite, config.service, config.test_file)]
                 work += [(len(work) + i, case, target) for i, case in enumerate(suite.cases)]
             evaluation.planned = len(work)
-            write_results(config.results_dir, evaluation._summary(), [])
+            if not config.fresh:
+                work = evaluation.reuse(finished_cases(config.results_dir), work)
+                if evaluation.results:
+                    on_event(Notice(f"{len(evaluation.results)} finished cases taken from "
+                                    f"{config.results_dir / 'results.json'}; {len(work)} to run "
+                                    "(--fresh runs every case)"))
+            write_results(config.results_dir, evaluation._summary(), evaluation.results)
             on_event(PhaseStarted(PHASE, len(work)))
             await _run_all(evaluation, work, pool, agent, chat, judge_client)
     files = write_results(config.results_dir, evaluation._summary(), evaluation.results)

@@ -52,6 +52,12 @@ class CaseResult:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # judge's reason, agent's details
     grounded_keyword_score: float = 0.0  # keywords only the agent's own tool results gave it
+    judge_cost_usd: float = 0.0
+    judge_input_tokens: int = 0
+    judge_output_tokens: int = 0
+    # What the case's result depends on (the case, the service, the settings): a rerun reuses
+    # a finished case with the same key (restbench.agents.evaluate).
+    key: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -79,7 +85,39 @@ class CaseResult:
             "agent": {"steps": self.steps, "cost_usd": round(self.cost_usd, 6),
                       "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                       "duration_s": round(self.duration_s, 3), "error": self.error},
+            "judge": {"cost_usd": round(self.judge_cost_usd, 6),
+                      "input_tokens": self.judge_input_tokens,
+                      "output_tokens": self.judge_output_tokens},
+            "key": self.key,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CaseResult:
+        """The result `as_json` wrote (a KeyError or TypeError if `data` is not one)."""
+        score, details, agent, judge = data["score"], data["details"], data["agent"], data["judge"]
+        own = {"intent", "missing_keywords", "expected_keywords", "expected_tool_calls",
+               "actual_tool_calls", "claimed_tool_calls", "tool_call_mismatches",
+               "response_expected", "response_actual", "response_scoring_type"}
+        return cls(
+            index=data["index"], suite=data["suite"], test_name=data["test_name"],
+            path=data["path"], service=data["service"], intent=details["intent"],
+            keyword_score=score["keyword_score"], tool_call_score=score["tool_call_score"],
+            response_score=score["response_score"],
+            response_scoring_type=score["response_scoring_type"],
+            missing_keywords=tuple(details["missing_keywords"]),
+            expected_keywords=tuple(details["expected_keywords"]),
+            expected_tool_calls=tuple(details["expected_tool_calls"]),
+            actual_tool_calls=tuple(details["actual_tool_calls"]),
+            claimed_tool_calls=tuple(details["claimed_tool_calls"]),
+            tool_call_mismatches=tuple(details["tool_call_mismatches"]),
+            response_expected=details["response_expected"],
+            response_actual=details["response_actual"], steps=agent["steps"],
+            cost_usd=agent["cost_usd"], input_tokens=agent["input_tokens"],
+            output_tokens=agent["output_tokens"], duration_s=agent["duration_s"],
+            error=agent["error"], extra={k: v for k, v in details.items() if k not in own},
+            grounded_keyword_score=score["grounded_keyword_score"],
+            judge_cost_usd=judge["cost_usd"], judge_input_tokens=judge["input_tokens"],
+            judge_output_tokens=judge["output_tokens"], key=data["key"])
 
     def csv_row(self) -> dict[str, Any]:
         mismatches = "; ".join(
@@ -102,7 +140,7 @@ def _mean(values: list[float]) -> float:
 
 
 def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
-            extra_cost: dict[str, Any] | None = None) -> dict[str, Any]:
+            extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "total_tests": len(results),
         "planned_tests": planned,
@@ -118,9 +156,23 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "cost_usd": round(sum(r.cost_usd for r in results), 6),
         "input_tokens": sum(r.input_tokens for r in results),
         "output_tokens": sum(r.output_tokens for r in results),
-        **(extra_cost or {}),
+        "judge_cost_usd": round(sum(r.judge_cost_usd for r in results), 6),
+        "judge_input_tokens": sum(r.judge_input_tokens for r in results),
+        "judge_output_tokens": sum(r.judge_output_tokens for r in results),
+        **(extra or {}),
         **{k: v for k, v in settings.items() if k != "response_scoring_type"},
     }
+
+
+def finished_cases(directory: Path) -> dict[str, CaseResult]:
+    """The cases a run into `directory` finished without an error, by key. A missing or
+    unreadable results.json, or one of an older version (no keys), has none."""
+    try:
+        results = json.loads((directory / "results.json").read_text(encoding="utf-8"))["results"]
+        finished = [CaseResult.from_json(data) for data in results]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {result.key: result for result in finished if result.key and not result.error}
 
 
 def _write_atomic(path: Path, text: str) -> None:

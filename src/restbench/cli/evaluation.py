@@ -49,12 +49,15 @@ from restbench.errors import RestbenchError
 @database_option
 @click.option("--case-timeout", "case_timeout_s", type=click.FloatRange(min=1), default=300.0,
               show_default=True, help="Seconds an agent may take for one case before it fails.")
+@click.option("--fresh", is_flag=True,
+              help="Run every case, also those that results.json in --results-dir holds "
+                   "finished with the same settings.")
 @click.option("--schema", is_flag=True, help="Print the test file's JSON Schema and exit.")
 @click.option("--list-tools", is_flag=True, help="Print the tools of --service and exit.")
 def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, agent: str,
                agent_args: tuple[str, ...], model: str | None, judge_model: str | None,
                llm_config: Path | None, scoring: str, match_args: str, max_steps: int,
-               workers: int, database: str, case_timeout_s: float, schema: bool,
+               workers: int, database: str, case_timeout_s: float, fresh: bool, schema: bool,
                list_tools: bool) -> None:
     """Score an API-calling agent: intents in, tool calls and answers out, on the live service."""
     from restbench.agents import EvalConfig, evaluate_agent, schema_text
@@ -78,7 +81,7 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
                             judge_model=judge_model, llm_config=llm_config,
                             scoring=ResponseScoring(scoring), match_args=ArgsMatch(match_args),
                             max_steps=max_steps, workers=workers, database=database,
-                            case_timeout_s=case_timeout_s)
+                            case_timeout_s=case_timeout_s, fresh=fresh)
         with progress() as handle:
             report = asyncio.run(evaluate_agent(config, on_event=handle))
     console.print(results_table(report.summary, report.results))
