@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sqlite3
 import threading
 import time
@@ -16,6 +17,7 @@ from restbench.errors import GeneratorError, RestbenchError
 from restbench.generators import GeneratedTest, GenerationTask, GeneratorSpec, load_generator
 from restbench.generators.base import Cost
 from restbench.generators.registry import available_generators
+from tests.cli_helpers import start_interruptible
 
 MINI = Path(__file__).parents[1] / "fixtures" / "mini"
 
@@ -73,6 +75,21 @@ class Plain:
         time.sleep(0.3)
         Plain.running -= 1
         return GeneratedTest("def test_x():\n    pass\n")
+
+
+class Stuck:
+    """A plain generate() that says it started (a file), then takes far longer than any test."""
+
+    name = "stuck"
+    refines = False
+
+    def __init__(self, started: str) -> None:
+        self.started = Path(started)
+
+    def generate(self, task: GenerationTask) -> GeneratedTest:
+        self.started.touch()
+        time.sleep(300)
+        return GeneratedTest("")
 
 
 class Picky:
@@ -211,3 +228,21 @@ def test_a_plain_generate_runs_off_the_event_loop_one_call_at_a_time(
         times = [row[0] for row in store.execute("SELECT wall_s FROM generations")]
     # each generation's own 0.3 s, not the wait for the calls queued before it
     assert len(times) == 4 and max(times) < 0.9, times
+
+
+def test_ctrl_c_does_not_wait_for_a_plain_generate_under_way(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    process = start_interruptible("run", "-s", MINI, "-g", "tests.generators.test_registry:Stuck", "-a",
+                                  f"started={started}", "-o", tmp_path / "out",
+                                  cwd=Path(__file__).parents[2])
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists():
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()[1]
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "rerun the same command to resume" in stderr

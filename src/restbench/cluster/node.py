@@ -25,7 +25,7 @@ from typing import Any
 from restbench.cluster.limits import ClusterSlots, SlotsUnavailable
 from restbench.engine.backend import LocalBackend
 from restbench.engine.events import Event, Notice
-from restbench.engine.generation import GenerationRequest, generate
+from restbench.engine.generation import GenerationRequest, generate, release_thread
 from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers
 from restbench.execution import ExecutionResult, Executor
@@ -174,6 +174,8 @@ class NodeRunner:
         return calls
 
     async def close(self) -> None:
+        for generator in self._generators.values():
+            release_thread(generator)
         if self._live is not None:
             await self._live.close()
         await self._stack.aclose()

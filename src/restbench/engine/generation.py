@@ -5,13 +5,14 @@ node (`restbench.cluster.node`), so a generation gives the same row wherever it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-import functools
 import inspect
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,9 +103,45 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                                              if test.runner != "pytest" else {})})
 
 
-# A plain (not async) generate() runs in a thread of its generator's, one call at a time, as
-# it would on the event loop, without stopping the loop (the executions, the other generators).
-_threads: dict[int, ThreadPoolExecutor] = {}
+class _GeneratorThread:
+    """The thread a plain (not async) generate() runs in: one call at a time, as it would on the
+    event loop, without stopping the loop (the executions, the other generators). A daemon: a
+    call still under way when the command is interrupted does not hold up its exit."""
+
+    def __init__(self, name: str) -> None:
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], asyncio.Future[Any]] | None] = \
+            queue.SimpleQueue()
+        threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while (item := self._calls.get()) is not None:
+            call, future = item
+            try:
+                outcome: tuple[Any, BaseException | None] = (call(), None)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, as it was raised
+                outcome = (None, exc)
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+                future.get_loop().call_soon_threadsafe(_settle, future, *outcome)
+
+    def run(self, call: Callable[[], Any]) -> asyncio.Future[Any]:
+        future = asyncio.get_running_loop().create_future()
+        self._calls.put((call, future))
+        return future
+
+    def stop(self) -> None:
+        self._calls.put(None)
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+_threads: dict[int, _GeneratorThread] = {}
 
 
 async def _in_its_thread(generator: Generator, waited: list[float],
@@ -113,16 +150,24 @@ async def _in_its_thread(generator: Generator, waited: list[float],
     it goes to `waited` (it is not this generation's time)."""
     thread = _threads.get(id(generator))
     if thread is None:
-        thread = _threads[id(generator)] = ThreadPoolExecutor(
-            1, thread_name_prefix=f"generator-{getattr(generator, 'name', '?')}")
+        thread = _threads[id(generator)] = _GeneratorThread(
+            f"generator-{getattr(generator, 'name', '?')}")
     submitted = time.perf_counter()
+    context = contextvars.copy_context()
 
     def call() -> Any:
         waited.append(time.perf_counter() - submitted)
-        return function(*args)
+        return context.run(function, *args)
 
-    return await asyncio.get_running_loop().run_in_executor(
-        thread, functools.partial(contextvars.copy_context().run, call))
+    return await thread.run(call)
+
+
+def release_thread(generator: object) -> None:
+    """Ends the thread that `generator`'s plain generate() ran in, if any: its generations are
+    made. A call still running there finishes first."""
+    thread = _threads.pop(id(generator), None)
+    if thread is not None:
+        thread.stop()
 
 
 def _not_a_test(test: object) -> str:

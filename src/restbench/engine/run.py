@@ -21,7 +21,7 @@ from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_backend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
-from restbench.engine.generation import NO_MODEL, GenerationRequest, generate
+from restbench.engine.generation import NO_MODEL, GenerationRequest, generate, release_thread
 from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
 from restbench.engine.live import LiveServers
@@ -549,6 +549,7 @@ def _close_generators(generators: Iterable[object]) -> None:
     Schemathesis baseline's drawing helper: ~90 MB held through the executions otherwise, and a
     process nobody reaped, whose CPU `time` left out)."""
     for generator in {id(g): g for g in generators}.values():  # each instance once
+        release_thread(generator)
         close = getattr(generator, "close", None)
         if not callable(close):
             continue
