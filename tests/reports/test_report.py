@@ -14,6 +14,8 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -333,3 +335,45 @@ def test_a_missing_chromium_fails_with_its_install_command(monkeypatch: pytest.M
     monkeypatch.setattr(browser_helpers, "CHROMIUM", Path("/nonexistent/chromium"))
     with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium"):
         browser_helpers.require_browser()
+
+
+@pytest.fixture(scope="module")
+def golden_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cheap run folder: the golden tests of the mini service."""
+    folder = tmp_path_factory.mktemp("golden") / "run"
+    result = restbench("run", "-s", MINI, "-g", "golden", "-o", folder)
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+def statuses(stryker_file: Path) -> dict[str, str]:
+    report = json.loads(stryker_file.read_text())
+    return {m["id"]: m["status"] for f in report["files"].values() for m in f["mutants"]}
+
+
+def can_mount_read_only() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--map-root-user", "--mount", "true"],
+                          capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(not can_mount_read_only(),
+                    reason="needs unshare(1) and user namespaces to mount a folder read-only")
+def test_a_run_folder_on_read_only_storage_is_reported(golden_run: Path, tmp_path: Path) -> None:
+    """A reader of a WAL store creates its -shm file beside it, which read-only storage refuses
+    (chmod would not: the tests may run as root); here the folder is a read-only bind mount."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    for name in ("scores.json", "results.sqlite3"):
+        shutil.copy(golden_run / name, folder)
+    mount_read_only = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" '
+                       '&& ! touch "$1/written" 2>/dev/null && shift && exec "$@"')
+    result = subprocess.run(
+        ["unshare", "--map-root-user", "--mount", "sh", "-c", mount_read_only, "sh", str(folder),
+         sys.executable, "-m", "restbench.cli", "report", str(folder), "-o",
+         str(tmp_path / "r.html")], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stderr
+    assert not (folder / "written").exists() and not (folder / "results.sqlite3-shm").exists()
+    assert statuses(tmp_path / "r-mutation-testing" / "golden__precise.json") == {
+        "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}

@@ -254,6 +254,25 @@ def _attach_executions(db: sqlite3.Connection, tests: list[Test],
             test.executions.update(by_code.get((test.code_sha, test.service), {}))
 
 
+def _open_store(store: Path, problems: list[str]) -> sqlite3.Connection:
+    """The store, read-only. A reader of a WAL database still creates its -shm index file
+    beside it, which fails on read-only storage; there the store is opened as immutable (no
+    process can be writing it), which reads no -wal file."""
+    db = sqlite3.connect(f"{store.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")  # connect() opens nothing yet
+        return db
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if exc.sqlite_errorcode != sqlite3.SQLITE_CANTOPEN:
+            raise
+    wal = store.with_name(f"{store.name}-wal")
+    if wal.is_file() and wal.stat().st_size:
+        problems.append(f"{wal}: not read (the folder is read-only); the last results the "
+                        "run wrote may be missing")
+    return sqlite3.connect(f"{store.absolute().as_uri()}?immutable=1", uri=True)
+
+
 def load_run(path: Path) -> RunResults:
     data = load_scores(path)
     store = path / "results.sqlite3"
@@ -266,7 +285,10 @@ def load_run(path: Path) -> RunResults:
     if not store.is_file():
         problems.append(f"{store}: missing; tests, kill matrix and drill-down are not shown")
     else:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            db = _open_store(store, problems)
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"{store}: not a readable result store ({exc})") from None
         try:
             config = _last_config(db)
             names = {r["service"] for r in scores if r["service"] != "all"}
