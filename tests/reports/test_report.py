@@ -377,3 +377,28 @@ def test_a_run_folder_on_read_only_storage_is_reported(golden_run: Path, tmp_pat
     assert not (folder / "written").exists() and not (folder / "results.sqlite3-shm").exists()
     assert statuses(tmp_path / "r-mutation-testing" / "golden__precise.json") == {
         "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}
+
+
+def test_run_folders_of_one_name_get_their_own_mutation_testing_folders(
+        golden_run: Path, tmp_path: Path) -> None:
+    for parent in ("a", "c"):
+        shutil.copytree(golden_run, tmp_path / parent / "x")
+    result = restbench("report", tmp_path / "a/x", tmp_path / "c/x", "-o", tmp_path / "t.html")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "t-mutation-testing"
+    assert f"mutation-testing reports: {root} (4 files)" in result.stdout
+    written = {path.relative_to(root).as_posix(): json.loads(path.read_text())["projectRoot"]
+               for path in root.rglob("*.json")}
+    assert written == {"x/golden__precise.json": str(tmp_path / "a/x"),
+                       "x/golden__vague.json": str(tmp_path / "a/x"),
+                       "x-2/golden__precise.json": str(tmp_path / "c/x"),
+                       "x-2/golden__vague.json": str(tmp_path / "c/x")}
+
+
+def test_a_run_folder_given_twice_has_its_mutation_testing_files_once(
+        golden_run: Path, tmp_path: Path) -> None:
+    result = restbench("report", golden_run, golden_run, "-o", tmp_path / "t.html")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "t-mutation-testing"
+    assert f"mutation-testing reports: {root} (2 files)" in result.stdout
+    assert sorted(p.name for p in root.iterdir()) == ["golden__precise.json", "golden__vague.json"]

@@ -33,9 +33,9 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
         written = write_report(list(folders), output, stryker_dir)
     console.print(f"report: {output} ({output.stat().st_size / 1e6:.1f} MB)", highlight=False,
                   soft_wrap=True)
-    if written["stryker"]:
-        console.print(f"mutation-testing reports: {written['stryker'][0].parent} "
-                      f"({len(written['stryker'])} files)", highlight=False, soft_wrap=True)
+    if written.stryker:
+        console.print(f"mutation-testing reports: {written.stryker_root} "
+                      f"({len(written.stryker)} files)", highlight=False, soft_wrap=True)
 
 
 @main.command()
