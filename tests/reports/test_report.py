@@ -34,6 +34,8 @@ from restbench.grading.results import RunResult as GradeRun
 from restbench.llm.fake import FakeLLMServer
 from restbench.reports.figures import FIGURE_IDS
 from restbench.reports.html import _script_safe
+from restbench.reports.load import load_run
+from restbench.reports.payload import build_payload
 from tests.cli_helpers import restbench
 from tests.reports import browser as browser_helpers
 from tests.reports.browser import OfflinePage, browser
@@ -402,3 +404,15 @@ def test_a_run_folder_given_twice_has_its_mutation_testing_files_once(
     root = tmp_path / "t-mutation-testing"
     assert f"mutation-testing reports: {root} (2 files)" in result.stdout
     assert sorted(p.name for p in root.iterdir()) == ["golden__precise.json", "golden__vague.json"]
+
+
+def test_requirements_left_out_by_r_are_in_no_report(tmp_path: Path) -> None:
+    run = restbench("run", "-s", MINI, "-R", "MINI-01", "-g", "golden", "-o", tmp_path / "run")
+    assert run.returncode == 0, run.stderr
+    result = restbench("report", tmp_path / "run", "-o", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    for variant in ("precise", "vague"):
+        stryker = tmp_path / "r-mutation-testing" / f"golden__{variant}.json"
+        assert statuses(stryker) == {"mini/MINI-01-M1": "Killed"}
+    matrices = build_payload([load_run(tmp_path / "run")], "t", "now", "0")["matrices"]
+    assert [m["rows"] for m in matrices] == [[["mini", "MINI-01", "K"]]] * 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,18 @@ def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> d
     return found
 
 
+def _covered_only(services: dict[str, Service],
+                  covered: set[tuple[str, str]]) -> dict[str, Service]:
+    """Each service with only the requirements the run scored (fewer with -R), so that no
+    report counts the others as not generated."""
+    found = {}
+    for name, service in services.items():
+        kept = [r for r in service.requirements if (name, r.id) in covered]
+        found[name] = replace(service, data=service.data.model_copy(
+            update={"requirements": kept})) if kept else service
+    return found
+
+
 def _generation_keys(config: dict[str, Any], services: dict[str, Service],
                      scored: set[tuple[str, str, str]]) -> set[str]:
     """The generation keys the last run used (see engine.run._Cell.key)."""
@@ -210,14 +222,15 @@ _GENERATION_COLUMNS = ("key, generator, model, service, requirement, variant, re
 
 
 def _tests(db: sqlite3.Connection, keys: set[str] | None,
-           scored: set[tuple[str, str, str, str]]) -> list[Test]:
+           scored: set[tuple[str, str, str, str]], covered: set[tuple[str, str]]) -> list[Test]:
     tests = []
     for row in db.execute(f"SELECT {_GENERATION_COLUMNS} FROM generations "
                           "ORDER BY service, requirement, generator, model, variant, repetition"):
         key, generator, model, service, requirement, variant = row[:6]
         if keys is not None and key not in keys:
             continue
-        if (generator, model, service, variant) not in scored:
+        if (generator, model, service, variant) not in scored \
+                or (service, requirement) not in covered:
             continue
         tests.append(Test(generator, model, service, requirement, variant, row[6], row[7],
                           row[8], row[9], row[10], row[11], row[12], row[13], row[14], row[15],
@@ -279,6 +292,8 @@ def load_run(path: Path) -> RunResults:
     problems: list[str] = []
     scores = [row for row in data["scores"] if isinstance(row, dict)]
     scored = {(r["generator"], r["model"], r["service"], r["variant"]) for r in scores}
+    covered = {(r.get("service"), r.get("requirement")) for r in data["requirements"]
+               if isinstance(r, dict)}
     services: dict[str, Service] = {}
     tests: list[Test] = []
     config: dict[str, Any] = {}
@@ -292,13 +307,13 @@ def load_run(path: Path) -> RunResults:
         try:
             config = _last_config(db)
             names = {r["service"] for r in scores if r["service"] != "all"}
-            services = _services(config, names, problems)
+            services = _covered_only(_services(config, names, problems), covered)
             keys = None
             if config.get("generators"):
                 keys = _generation_keys(config, services,
                                         {(r["model"], r["service"], r["variant"])
                                          for r in scores})
-            tests = _tests(db, keys, scored)
+            tests = _tests(db, keys, scored, covered)
             _attach_executions(db, tests, services)
         except sqlite3.DatabaseError as exc:
             raise ResultsError(f"{store}: not a readable result store ({exc})") from None
