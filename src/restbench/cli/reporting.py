@@ -47,7 +47,7 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
                    "'-' prints it.")
 @click.option("--fail-below", type=click.FloatRange(min=0), default=None, metavar="DELTA",
               help="Exit 1 when NEW's MS is below BASE's by more than DELTA percentage points "
-                   "in any row.")
+                   "in any row, when NEW lacks a row of BASE, or when no row matches.")
 def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float | None) -> None:
     """The MS change from run BASE to run NEW, with a paired bootstrap interval."""
     from restbench.reports.compare import (
@@ -55,12 +55,14 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
         compare_runs,
         comparison_table,
         markdown,
+        one_sided_lines,
     )
 
     with user_errors("interrupted"):
         comparison = compare_runs(base, new)
     console.print(comparison_table(comparison))
-    for line in changed_lines(comparison) or ["no mutant changed its fate"]:
+    for line in [*(changed_lines(comparison) or ["no mutant changed its fate"]),
+                 *one_sided_lines(comparison)]:
         console.print(line, highlight=False, soft_wrap=True)
     if markdown_file is not None:
         text = markdown(comparison, fail_below)
@@ -69,11 +71,11 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
         else:
             markdown_file.write_text(text, encoding="utf-8")
     if fail_below is not None:
-        failed = comparison.regressions(fail_below)
-        for row in failed:
-            errors.print(f"[red]regression:[/] {escape(row.label)}: MS "
-                         f"{row.delta * 100:+.1f}pp (allowed: -{fail_below:g}pp)",
-                         highlight=False)
+        failed = comparison.gate_failures(fail_below)
+        for line in failed:
+            kind, _, reason = line.partition(": ")
+            errors.print(f"[red]{escape(kind)}:[/] {escape(reason)}", highlight=False,
+                         soft_wrap=True)
         if failed:
             sys.exit(1)
 
