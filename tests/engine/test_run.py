@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import shutil
 import signal
 import sqlite3
 import time
@@ -274,3 +275,14 @@ def test_a_status_oracle_pass_implied_by_the_schema_oracle_pass_is_the_outcome_r
     alone = asyncio.run(run_benchmark(replace(config, output_dir=tmp_path / "alone",
                                               generators=(GeneratorSpec("status-oracle"),))))
     assert alone.counts["executions_implied"] == 0
+
+
+def test_the_run_records_a_service_folder_by_its_absolute_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """So that `report` finds the folder from any working folder; built-ins stay names."""
+    shutil.copytree(MINI, tmp_path / "svc")
+    (tmp_path / "todo").mkdir()  # no service: `todo/` still names the built-in
+    monkeypatch.chdir(tmp_path)
+    config = RunConfig(services=("./svc", "todo", "todo/", "svc/"))
+    assert config.describe()["services"] == [str(tmp_path / "svc"), "todo", "todo",
+                                             str(tmp_path / "svc")]

@@ -322,6 +322,8 @@ def test_report_without_the_store_still_shows_the_scores(results: dict[str, Path
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "r.html").read_text()
     assert "results.sqlite3: missing" in html
+    assert result.stderr == f"note: {copy / 'results.sqlite3'}: missing; tests, kill matrix " \
+        "and drill-down are not shown\n"
 
 
 def test_page_data_cannot_close_its_script_element() -> None:
@@ -416,3 +418,15 @@ def test_requirements_left_out_by_r_are_in_no_report(tmp_path: Path) -> None:
         assert statuses(stryker) == {"mini/MINI-01-M1": "Killed"}
     matrices = build_payload([load_run(tmp_path / "run")], "t", "now", "0")["matrices"]
     assert [m["rows"] for m in matrices] == [[["mini", "MINI-01", "K"]]] * 2
+
+
+def test_a_run_on_a_relative_service_folder_is_reported_from_elsewhere(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(MINI, work / "svc")
+    run = restbench("run", "-s", "./svc", "-g", "golden", "-o", "out", cwd=work)
+    assert run.returncode == 0, run.stderr
+    result = restbench("report", work / "out", "-o", tmp_path / "r.html")  # from another folder
+    assert result.returncode == 0, result.stderr
+    assert "note:" not in result.stderr
+    assert statuses(tmp_path / "r-mutation-testing" / "golden__vague.json") == {
+        "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}

@@ -36,6 +36,8 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
     if written.stryker:
         console.print(f"mutation-testing reports: {written.stryker_root} "
                       f"({len(written.stryker)} files)", highlight=False, soft_wrap=True)
+    for problem in written.problems:
+        errors.print(f"[yellow]note:[/] {escape(problem)}", highlight=False, soft_wrap=True)
 
 
 @main.command()

@@ -49,6 +49,7 @@ class ReportFiles:
     html: Path
     stryker_root: Path
     stryker: list[Path]  # the mutation-testing-report files, in stryker_root or its subfolders
+    problems: list[str]  # what the report could not show of the run folders, and why
 
 
 def _stryker_folders(runs: Sequence[RunResults], root: Path) -> list[tuple[RunResults, Path]]:
@@ -85,4 +86,4 @@ def write_report(folders: Sequence[Path], output: Path,
     written: list[Path] = []
     for run, target in _stryker_folders(runs, stryker_root):
         written += write_stryker_reports(run, target)
-    return ReportFiles(output, stryker_root, written)
+    return ReportFiles(output, stryker_root, written, [p for run in runs for p in run.problems])

@@ -163,14 +163,15 @@ def _last_config(db: sqlite3.Connection) -> dict[str, Any]:
     return dict(json.loads(row[0])) if row else {}
 
 
-def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> dict[str, Service]:
+def _services(store: Path, config: dict[str, Any], names: set[str],
+              problems: list[str]) -> dict[str, Service]:
     """The services the run scored, from the names or folders it was given."""
     found: dict[str, Service] = {}
     for spec in config.get("services") or sorted(names):
         try:
             (service,) = resolve_services([spec])
         except RestbenchError as exc:
-            problems.append(f"service {spec}: {exc}")
+            problems.append(f"{store}: service {spec}: {exc}")
             continue
         found[service.name] = service
     for name in sorted(names - set(found)):
@@ -178,8 +179,8 @@ def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> d
             (service,) = resolve_services([name])
             found[service.name] = service
         except RestbenchError:
-            problems.append(f"service {name}: its requirements file was not found; wordings "
-                            "and mutants are not shown")
+            problems.append(f"{store}: service {name}: its requirements file was not found; "
+                            "wordings and mutants are not shown")
     return found
 
 
@@ -307,7 +308,7 @@ def load_run(path: Path) -> RunResults:
         try:
             config = _last_config(db)
             names = {r["service"] for r in scores if r["service"] != "all"}
-            services = _covered_only(_services(config, names, problems), covered)
+            services = _covered_only(_services(store, config, names, problems), covered)
             keys = None
             if config.get("generators"):
                 keys = _generation_keys(config, services,
