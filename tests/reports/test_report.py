@@ -430,3 +430,19 @@ def test_a_run_on_a_relative_service_folder_is_reported_from_elsewhere(tmp_path:
     assert "note:" not in result.stderr
     assert statuses(tmp_path / "r-mutation-testing" / "golden__vague.json") == {
         "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}
+
+
+def test_a_run_configuration_that_is_no_json_is_a_note(golden_run: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(golden_run, folder)
+    db = sqlite3.connect(folder / "results.sqlite3")
+    with db:
+        db.execute("UPDATE runs SET config = '{broken'")
+    db.close()
+    result = restbench("report", folder, "-o", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    assert f"note: {folder / 'results.sqlite3'}: runs.config of run 1 is not a JSON object; " \
+        "the report goes on without it" in result.stderr
+    assert "Traceback" not in result.stderr
+    run = load_run(folder)  # what the page shows: the scores, and the tests of the store
+    assert len(run.scores) == 2 and len(run.tests) == 4

@@ -157,17 +157,27 @@ def load_scores(path: Path) -> dict[str, Any]:
     return data
 
 
-def _last_config(db: sqlite3.Connection) -> dict[str, Any]:
-    row = db.execute("SELECT config FROM runs WHERE finished_at IS NOT NULL "
+def _last_config(db: sqlite3.Connection, store: Path, problems: list[str]) -> dict[str, Any]:
+    row = db.execute("SELECT id, config FROM runs WHERE finished_at IS NOT NULL "
                      "ORDER BY id DESC LIMIT 1").fetchone()
-    return dict(json.loads(row[0])) if row else {}
+    if row is None:
+        return {}
+    try:
+        config = json.loads(row[1])
+    except (TypeError, json.JSONDecodeError):
+        config = None
+    if not isinstance(config, dict):
+        problems.append(f"{store}: runs.config of run {row[0]} is not a JSON object; the report "
+                        "goes on without it (tests of earlier runs in this folder may show too)")
+        return {}
+    return config
 
 
 def _services(store: Path, config: dict[str, Any], names: set[str],
               problems: list[str]) -> dict[str, Service]:
     """The services the run scored, from the names or folders it was given."""
     found: dict[str, Service] = {}
-    for spec in config.get("services") or sorted(names):
+    for spec in config.get("services") or []:
         try:
             (service,) = resolve_services([spec])
         except RestbenchError as exc:
@@ -306,7 +316,7 @@ def load_run(path: Path) -> RunResults:
         except sqlite3.DatabaseError as exc:
             raise ResultsError(f"{store}: not a readable result store ({exc})") from None
         try:
-            config = _last_config(db)
+            config = _last_config(db, store, problems)
             names = {r["service"] for r in scores if r["service"] != "all"}
             services = _covered_only(_services(store, config, names, problems), covered)
             keys = None
