@@ -123,3 +123,13 @@ def test_runs_without_a_row_in_common_fail_the_gate(runs: dict[str, Path],
         assert line in result.stdout
     ungated = restbench("compare", runs["base"], other_runs["golden"])
     assert ungated.returncode == 0, ungated.stderr
+
+
+def test_a_markdown_path_under_a_file_is_one_line_naming_it(runs: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    result = restbench("compare", runs["base"], runs["new"], "--markdown", tmp_path / "afile/x.md")
+    assert result.returncode == 2
+    assert result.stderr == f"error: {tmp_path / 'afile/x.md'}: cannot write it " \
+        f"({tmp_path / 'afile'} is a file, not a folder)\n"
+    assert "MINI-02-M1 now killed" in result.stdout  # the comparison is still shown

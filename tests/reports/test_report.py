@@ -446,3 +446,15 @@ def test_a_run_configuration_that_is_no_json_is_a_note(golden_run: Path, tmp_pat
     assert "Traceback" not in result.stderr
     run = load_run(folder)  # what the page shows: the scores, and the tests of the store
     assert len(run.scores) == 2 and len(run.tests) == 4
+
+
+def test_an_output_path_under_a_file_is_one_line_naming_it(golden_run: Path,
+                                                           tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    for args, path in ((("-o", tmp_path / "afile/x.html"), tmp_path / "afile/x.html"),
+                       (("-o", tmp_path / "r.html", "--mutation-testing-dir",
+                         tmp_path / "afile/m"), tmp_path / "afile/m/golden__precise.json")):
+        result = restbench("report", golden_run, *args)
+        assert result.returncode == 2
+        assert result.stderr == f"error: {path}: cannot write it ({tmp_path / 'afile'} is a " \
+            "file, not a folder)\n"

@@ -59,6 +59,7 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
         markdown,
         one_sided_lines,
     )
+    from restbench.reports.output import write_output
 
     with user_errors("interrupted"):
         comparison = compare_runs(base, new)
@@ -71,7 +72,8 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
         if str(markdown_file) == "-":
             click.echo(text, nl=False)
         else:
-            markdown_file.write_text(text, encoding="utf-8")
+            with user_errors("interrupted"):
+                write_output(markdown_file, text)
     if fail_below is not None:
         failed = comparison.gate_failures(fail_below)
         for line in failed:

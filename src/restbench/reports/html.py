@@ -17,6 +17,7 @@ from plotly.offline import get_plotlyjs
 
 from restbench import __version__
 from restbench.reports.load import Results, RunResults, load_results
+from restbench.reports.output import write_output
 from restbench.reports.payload import build_payload
 from restbench.reports.stryker import write_stryker_reports
 
@@ -79,8 +80,7 @@ def write_report(folders: Sequence[Path], output: Path,
     """Writes the HTML report and, for every run folder, its mutation-testing-report JSON files
     (in `stryker_dir`, by default a folder beside the HTML named after it)."""
     results = [load_results(folder) for folder in folders]
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_html(results), encoding="utf-8")
+    write_output(output, render_html(results))
     stryker_root = stryker_dir or output.with_name(f"{output.stem}-mutation-testing")
     runs = [r for r in results if isinstance(r, RunResults)]
     written: list[Path] = []
