@@ -6,6 +6,7 @@ import asyncio
 import csv
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import time
@@ -291,3 +292,14 @@ def test_the_library_call_and_write_results_make_a_folder_report_reads(tmp_path:
     report = restbench("report", config.output_dir, "-o", tmp_path / "report.html")
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "report.html").stat().st_size > 0
+
+
+def test_the_run_records_a_service_folder_by_its_absolute_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """So that `report` finds the folder from any working folder; built-ins stay names."""
+    shutil.copytree(MINI, tmp_path / "svc")
+    (tmp_path / "todo").mkdir()  # no service: `todo/` still names the built-in
+    monkeypatch.chdir(tmp_path)
+    config = RunConfig(services=("./svc", "todo", "todo/", "svc/"))
+    assert config.describe()["services"] == [str(tmp_path / "svc"), "todo", "todo",
+                                             str(tmp_path / "svc")]

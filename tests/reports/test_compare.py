@@ -82,3 +82,54 @@ def test_compare_refuses_a_folder_without_scores(runs: dict[str, Path], tmp_path
     assert result.returncode == 2
     assert f"{tmp_path}: no scores.json" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def other_runs(runs: dict[str, Path]) -> dict[str, Path]:
+    """BASE's generator on one wording only, and another generator: rows BASE has that these
+    lack."""
+    precise = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={FIXTURES / 'mini_tests'}",
+                        "-V", "precise", "-o", runs["root"] / "precise-only")
+    assert precise.returncode == 0, precise.stderr
+    golden = restbench("run", "-s", MINI, "-g", "golden", "-o", runs["root"] / "golden")
+    assert golden.returncode == 0, golden.stderr
+    return {"precise-only": runs["root"] / "precise-only", "golden": runs["root"] / "golden"}
+
+
+def test_rows_missing_from_new_are_shown_and_fail_the_gate(runs: dict[str, Path],
+                                                           other_runs: dict[str, Path]) -> None:
+    comment = runs["root"] / "missing.md"
+    result = restbench("compare", runs["base"], other_runs["precise-only"], "--fail-below", "5",
+                       "--markdown", comment)
+    assert result.returncode == 1
+    assert "only in base: files · mini · vague" in result.stdout
+    assert result.stderr == "missing: 1 row(s) of BASE not in NEW: files · mini · vague\n"
+    text = comment.read_text()
+    assert "#### Only in base\n\n- files · mini · vague\n" in text
+    assert "FAILED" in text and "- missing: 1 row(s) of BASE not in NEW" in text
+    # rows only NEW has are shown, and are no reason to fail
+    grown = restbench("compare", other_runs["precise-only"], runs["base"], "--fail-below", "5")
+    assert grown.returncode == 0, grown.stderr
+    assert "only in new: files · mini · vague" in grown.stdout
+
+
+def test_runs_without_a_row_in_common_fail_the_gate(runs: dict[str, Path],
+                                                    other_runs: dict[str, Path]) -> None:
+    result = restbench("compare", runs["base"], other_runs["golden"], "--fail-below", "0")
+    assert result.returncode == 1
+    assert result.stderr.startswith("nothing compared: no row of NEW matches a row of BASE")
+    assert result.stderr.count("\n") == 1
+    for line in ("only in base: files · mini · precise", "only in new: golden · mini · vague"):
+        assert line in result.stdout
+    ungated = restbench("compare", runs["base"], other_runs["golden"])
+    assert ungated.returncode == 0, ungated.stderr
+
+
+def test_a_markdown_path_under_a_file_is_one_line_naming_it(runs: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    result = restbench("compare", runs["base"], runs["new"], "--markdown", tmp_path / "afile/x.md")
+    assert result.returncode == 2
+    assert result.stderr == f"error: {tmp_path / 'afile/x.md'}: cannot write it " \
+        f"({tmp_path / 'afile'} is a file, not a folder)\n"
+    assert "MINI-02-M1 now killed" in result.stdout  # the comparison is still shown

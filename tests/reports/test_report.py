@@ -14,6 +14,8 @@ import json
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ from restbench.grading.results import RunResult as GradeRun
 from restbench.llm.fake import FakeLLMServer
 from restbench.reports.figures import FIGURE_IDS
 from restbench.reports.html import _script_safe
+from restbench.reports.load import load_run
+from restbench.reports.payload import build_payload
 from tests.cli_helpers import restbench
 from tests.reports import browser as browser_helpers
 from tests.reports.browser import OfflinePage, browser
@@ -318,6 +322,8 @@ def test_report_without_the_store_still_shows_the_scores(results: dict[str, Path
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "r.html").read_text()
     assert "results.sqlite3: missing" in html
+    assert result.stderr == f"note: {copy / 'results.sqlite3'}: missing; tests, kill matrix " \
+        "and drill-down are not shown\n"
 
 
 def test_page_data_cannot_close_its_script_element() -> None:
@@ -333,3 +339,122 @@ def test_a_missing_chromium_fails_with_its_install_command(monkeypatch: pytest.M
     monkeypatch.setattr(browser_helpers, "CHROMIUM", Path("/nonexistent/chromium"))
     with pytest.raises(pytest.fail.Exception, match=r"apt-get install -y chromium"):
         browser_helpers.require_browser()
+
+
+@pytest.fixture(scope="module")
+def golden_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cheap run folder: the golden tests of the mini service."""
+    folder = tmp_path_factory.mktemp("golden") / "run"
+    result = restbench("run", "-s", MINI, "-g", "golden", "-o", folder)
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+def statuses(stryker_file: Path) -> dict[str, str]:
+    report = json.loads(stryker_file.read_text())
+    return {m["id"]: m["status"] for f in report["files"].values() for m in f["mutants"]}
+
+
+def can_mount_read_only() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--map-root-user", "--mount", "true"],
+                          capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(not can_mount_read_only(),
+                    reason="needs unshare(1) and user namespaces to mount a folder read-only")
+def test_a_run_folder_on_read_only_storage_is_reported(golden_run: Path, tmp_path: Path) -> None:
+    """A reader of a WAL store creates its -shm file beside it, which read-only storage refuses
+    (chmod would not: the tests may run as root); here the folder is a read-only bind mount."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    for name in ("scores.json", "results.sqlite3"):
+        shutil.copy(golden_run / name, folder)
+    mount_read_only = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" '
+                       '&& ! touch "$1/written" 2>/dev/null && shift && exec "$@"')
+    result = subprocess.run(
+        ["unshare", "--map-root-user", "--mount", "sh", "-c", mount_read_only, "sh", str(folder),
+         sys.executable, "-m", "restbench.cli", "report", str(folder), "-o",
+         str(tmp_path / "r.html")], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.returncode == 0, result.stderr
+    assert not (folder / "written").exists() and not (folder / "results.sqlite3-shm").exists()
+    assert statuses(tmp_path / "r-mutation-testing" / "golden__precise.json") == {
+        "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}
+
+
+def test_run_folders_of_one_name_get_their_own_mutation_testing_folders(
+        golden_run: Path, tmp_path: Path) -> None:
+    for parent in ("a", "c"):
+        shutil.copytree(golden_run, tmp_path / parent / "x")
+    result = restbench("report", tmp_path / "a/x", tmp_path / "c/x", "-o", tmp_path / "t.html")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "t-mutation-testing"
+    assert f"mutation-testing reports: {root} (4 files)" in result.stdout
+    written = {path.relative_to(root).as_posix(): json.loads(path.read_text())["projectRoot"]
+               for path in root.rglob("*.json")}
+    assert written == {"x/golden__precise.json": str(tmp_path / "a/x"),
+                       "x/golden__vague.json": str(tmp_path / "a/x"),
+                       "x-2/golden__precise.json": str(tmp_path / "c/x"),
+                       "x-2/golden__vague.json": str(tmp_path / "c/x")}
+
+
+def test_a_run_folder_given_twice_has_its_mutation_testing_files_once(
+        golden_run: Path, tmp_path: Path) -> None:
+    result = restbench("report", golden_run, golden_run, "-o", tmp_path / "t.html")
+    assert result.returncode == 0, result.stderr
+    root = tmp_path / "t-mutation-testing"
+    assert f"mutation-testing reports: {root} (2 files)" in result.stdout
+    assert sorted(p.name for p in root.iterdir()) == ["golden__precise.json", "golden__vague.json"]
+
+
+def test_requirements_left_out_by_r_are_in_no_report(tmp_path: Path) -> None:
+    run = restbench("run", "-s", MINI, "-R", "MINI-01", "-g", "golden", "-o", tmp_path / "run")
+    assert run.returncode == 0, run.stderr
+    result = restbench("report", tmp_path / "run", "-o", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    for variant in ("precise", "vague"):
+        stryker = tmp_path / "r-mutation-testing" / f"golden__{variant}.json"
+        assert statuses(stryker) == {"mini/MINI-01-M1": "Killed"}
+    matrices = build_payload([load_run(tmp_path / "run")], "t", "now", "0")["matrices"]
+    assert [m["rows"] for m in matrices] == [[["mini", "MINI-01", "K"]]] * 2
+
+
+def test_a_run_on_a_relative_service_folder_is_reported_from_elsewhere(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(MINI, work / "svc")
+    run = restbench("run", "-s", "./svc", "-g", "golden", "-o", "out", cwd=work)
+    assert run.returncode == 0, run.stderr
+    result = restbench("report", work / "out", "-o", tmp_path / "r.html")  # from another folder
+    assert result.returncode == 0, result.stderr
+    assert "note:" not in result.stderr
+    assert statuses(tmp_path / "r-mutation-testing" / "golden__vague.json") == {
+        "mini/MINI-01-M1": "Killed", "mini/MINI-02-M1": "Killed", "mini/MINI-02-M2": "Killed"}
+
+
+def test_a_run_configuration_that_is_no_json_is_a_note(golden_run: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    shutil.copytree(golden_run, folder)
+    db = sqlite3.connect(folder / "results.sqlite3")
+    with db:
+        db.execute("UPDATE runs SET config = '{broken'")
+    db.close()
+    result = restbench("report", folder, "-o", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    assert f"note: {folder / 'results.sqlite3'}: runs.config of run 1 is not a JSON object; " \
+        "the report goes on without it" in result.stderr
+    assert "Traceback" not in result.stderr
+    run = load_run(folder)  # what the page shows: the scores, and the tests of the store
+    assert len(run.scores) == 2 and len(run.tests) == 4
+
+
+def test_an_output_path_under_a_file_is_one_line_naming_it(golden_run: Path,
+                                                           tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    for args, path in ((("-o", tmp_path / "afile/x.html"), tmp_path / "afile/x.html"),
+                       (("-o", tmp_path / "r.html", "--mutation-testing-dir",
+                         tmp_path / "afile/m"), tmp_path / "afile/m/golden__precise.json")):
+        result = restbench("report", golden_run, *args)
+        assert result.returncode == 2
+        assert result.stderr == f"error: {path}: cannot write it ({tmp_path / 'afile'} is a " \
+            "file, not a folder)\n"

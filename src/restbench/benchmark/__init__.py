@@ -1,6 +1,11 @@
 """Benchmark data: services, requirements, mutants and golden tests."""
 
-from restbench.benchmark.loader import builtin_service_names, load_service, resolve_services
+from restbench.benchmark.loader import (
+    builtin_service_names,
+    load_service,
+    recorded_name,
+    resolve_services,
+)
 from restbench.benchmark.models import (
     BenignVariant,
     Edit,
@@ -21,5 +26,6 @@ __all__ = [
     "Variant",
     "builtin_service_names",
     "load_service",
+    "recorded_name",
     "resolve_services",
 ]

@@ -50,6 +50,13 @@ def resolve_services(names: Iterable[str] | None) -> list[Service]:
     return services
 
 
+def recorded_name(name: str) -> str:
+    """How a run records a service it was given: a built-in by its name, a folder by its
+    absolute path, which names the same folder from any working folder."""
+    folder = _service_folder(name)
+    return folder.name if folder.parent == builtin_services_root() else str(folder.resolve())
+
+
 def _service_folder(name: str) -> Path:
     """The folder `name` names: a built-in's when it is a bare built-in name, else the path
     (or, failing that, the built-in it names with a trailing slash)."""

@@ -33,9 +33,11 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
         written = write_report(list(folders), output, stryker_dir)
     console.print(f"report: {output} ({output.stat().st_size / 1e6:.1f} MB)", highlight=False,
                   soft_wrap=True)
-    if written["stryker"]:
-        console.print(f"mutation-testing reports: {written['stryker'][0].parent} "
-                      f"({len(written['stryker'])} files)", highlight=False, soft_wrap=True)
+    if written.stryker:
+        console.print(f"mutation-testing reports: {written.stryker_root} "
+                      f"({len(written.stryker)} files)", highlight=False, soft_wrap=True)
+    for problem in written.problems:
+        errors.print(f"[yellow]note:[/] {escape(problem)}", highlight=False, soft_wrap=True)
 
 
 @main.command()
@@ -47,7 +49,7 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
                    "'-' prints it.")
 @click.option("--fail-below", type=click.FloatRange(min=0), default=None, metavar="DELTA",
               help="Exit 1 when NEW's MS is below BASE's by more than DELTA percentage points "
-                   "in any row.")
+                   "in any row, when NEW lacks a row of BASE, or when no row matches.")
 def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float | None) -> None:
     """The MS change from run BASE to run NEW, with a paired bootstrap interval."""
     from restbench.reports.compare import (
@@ -55,25 +57,29 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
         compare_runs,
         comparison_table,
         markdown,
+        one_sided_lines,
     )
+    from restbench.reports.output import write_output
 
     with user_errors("interrupted"):
         comparison = compare_runs(base, new)
     console.print(comparison_table(comparison))
-    for line in changed_lines(comparison) or ["no mutant changed its fate"]:
+    for line in [*(changed_lines(comparison) or ["no mutant changed its fate"]),
+                 *one_sided_lines(comparison)]:
         console.print(line, highlight=False, soft_wrap=True)
     if markdown_file is not None:
         text = markdown(comparison, fail_below)
         if str(markdown_file) == "-":
             click.echo(text, nl=False)
         else:
-            markdown_file.write_text(text, encoding="utf-8")
+            with user_errors("interrupted"):
+                write_output(markdown_file, text)
     if fail_below is not None:
-        failed = comparison.regressions(fail_below)
-        for row in failed:
-            errors.print(f"[red]regression:[/] {escape(row.label)}: MS "
-                         f"{row.delta * 100:+.1f}pp (allowed: -{fail_below:g}pp)",
-                         highlight=False)
+        failed = comparison.gate_failures(fail_below)
+        for line in failed:
+            kind, _, reason = line.partition(": ")
+            errors.print(f"[red]{escape(kind)}:[/] {escape(reason)}", highlight=False,
+                         soft_wrap=True)
         if failed:
             sys.exit(1)
 

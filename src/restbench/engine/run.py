@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench import __version__
-from restbench.benchmark import Service, Variant, resolve_services
+from restbench.benchmark import Service, Variant, recorded_name, resolve_services
 from restbench.benchmark.openapi_doc import service_openapi
 from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_backend
@@ -75,7 +75,7 @@ class RunConfig:
         object.__setattr__(self, "variants", tuple(Variant(v) for v in self.variants))
 
     def describe(self) -> dict[str, Any]:
-        return {"services": list(self.services), "variants": [v.value for v in self.variants],
+        return {"services": [recorded_name(s) for s in self.services], "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
                 "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),

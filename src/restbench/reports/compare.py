@@ -23,6 +23,12 @@ ALL_SERVICES = "all"
 RowKey = tuple[str, str, str, str]  # generator, model, service, variant
 
 
+def row_label(key: RowKey) -> str:
+    generator, model, service, variant = key
+    model = "" if model == "-" else f" / {model}"
+    return f"{generator}{model} · {service} · {variant}"
+
+
 @dataclass(frozen=True)
 class MutantChange:
     service: str
@@ -56,8 +62,7 @@ class RowComparison:
 
     @property
     def label(self) -> str:
-        model = "" if self.model == "-" else f" / {self.model}"
-        return f"{self.generator}{model} · {self.service} · {self.variant}"
+        return row_label((self.generator, self.model, self.service, self.variant))
 
 
 @dataclass
@@ -74,6 +79,20 @@ class Comparison:
     def regressions(self, threshold_points: float) -> list[RowComparison]:
         """Rows whose MS dropped by more than `threshold_points` percentage points."""
         return [row for row in self.rows if row.delta * 100 < -threshold_points - 1e-9]
+
+    def gate_failures(self, threshold_points: float) -> list[str]:
+        """Why the `--fail-below` gate fails, one line each (none: it passes). Rows of BASE that
+        NEW lacks fail it too: a row that was not compared cannot show its drop."""
+        failures = [f"regression: {row.label}: MS {_pp(row.delta)} "
+                    f"(allowed: -{threshold_points:g}pp)"
+                    for row in self.regressions(threshold_points)]
+        if not self.rows:
+            failures.append("nothing compared: no row of NEW matches a row of BASE "
+                            "(generator × model × service × wording)")
+        elif self.only_base:
+            failures.append(f"missing: {len(self.only_base)} row(s) of BASE not in NEW: "
+                            + ", ".join(row_label(key) for key in self.only_base))
+        return failures
 
 
 @dataclass
@@ -195,6 +214,13 @@ def changed_lines(comparison: Comparison) -> list[str]:
     return lines
 
 
+def one_sided_lines(comparison: Comparison) -> list[str]:
+    """The rows only one of the two runs has, for the terminal."""
+    return [f"only in {side}: {row_label(key)}"
+            for side, keys in (("base", comparison.only_base), ("new", comparison.only_new))
+            for key in keys]
+
+
 def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
     """A pull-request comment: the table, then what changed."""
     out = [f"### restbench: `{comparison.new.name}` against `{comparison.base.name}`", "",
@@ -212,9 +238,10 @@ def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
     for title, keys in (("Only in base", comparison.only_base),
                         ("Only in new", comparison.only_new)):
         if keys:
-            out += ["", f"#### {title}", ""] + [f"- {' · '.join(k)}" for k in keys]
+            out += ["", f"#### {title}", ""] + [f"- {row_label(k)}" for k in keys]
     if fail_below is not None:
-        failed = comparison.regressions(fail_below)
+        failed = comparison.gate_failures(fail_below)
         out += ["", (f"**Gate (MS may drop at most {fail_below:g} points): "
-                    f"{'FAILED' if failed else 'passed'}.**")]
+                    f"{'FAILED' if failed else 'passed'}.**"), ""]
+        out += [f"- {line}" for line in failed]
     return "\n".join(out).rstrip() + "\n"

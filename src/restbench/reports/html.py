@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from plotly.offline import get_plotlyjs
 
 from restbench import __version__
 from restbench.reports.load import Results, RunResults, load_results
+from restbench.reports.output import write_output
 from restbench.reports.payload import build_payload
 from restbench.reports.stryker import write_stryker_reports
 
@@ -43,17 +45,45 @@ def render_html(results: Sequence[Results], title: str = "restbench report") -> 
             .replace("%%SCRIPT%%", _asset("report.js")))
 
 
+@dataclass(frozen=True)
+class ReportFiles:
+    html: Path
+    stryker_root: Path
+    stryker: list[Path]  # the mutation-testing-report files, in stryker_root or its subfolders
+    problems: list[str]  # what the report could not show of the run folders, and why
+
+
+def _stryker_folders(runs: Sequence[RunResults], root: Path) -> list[tuple[RunResults, Path]]:
+    """Where each run folder's mutation-testing reports go: all of `root` for one run, else a
+    subfolder named after the run folder, with -2, -3, ... added where two have one name. A
+    folder given twice is one run folder."""
+    distinct: dict[Path, RunResults] = {}
+    for run in runs:
+        distinct.setdefault(run.path.resolve(), run)
+    if len(distinct) == 1:
+        return [(run, root) for run in distinct.values()]
+    found: list[tuple[RunResults, Path]] = []
+    names: set[str] = set()
+    for folder, run in distinct.items():
+        name = candidate = folder.name or "run"
+        number = 1
+        while candidate in names:
+            number += 1
+            candidate = f"{name}-{number}"
+        names.add(candidate)
+        found.append((run, root / candidate))
+    return found
+
+
 def write_report(folders: Sequence[Path], output: Path,
-                 stryker_dir: Path | None = None) -> dict[str, list[Path]]:
+                 stryker_dir: Path | None = None) -> ReportFiles:
     """Writes the HTML report and, for every run folder, its mutation-testing-report JSON files
     (in `stryker_dir`, by default a folder beside the HTML named after it)."""
     results = [load_results(folder) for folder in folders]
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render_html(results), encoding="utf-8")
-    written: dict[str, list[Path]] = {"html": [output], "stryker": []}
+    write_output(output, render_html(results))
     stryker_root = stryker_dir or output.with_name(f"{output.stem}-mutation-testing")
     runs = [r for r in results if isinstance(r, RunResults)]
-    for run in runs:
-        target = stryker_root / run.path.resolve().name if len(runs) > 1 else stryker_root
-        written["stryker"] += write_stryker_reports(run, target)
-    return written
+    written: list[Path] = []
+    for run, target in _stryker_folders(runs, stryker_root):
+        written += write_stryker_reports(run, target)
+    return ReportFiles(output, stryker_root, written, [p for run in runs for p in run.problems])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -157,20 +157,31 @@ def load_scores(path: Path) -> dict[str, Any]:
     return data
 
 
-def _last_config(db: sqlite3.Connection) -> dict[str, Any]:
-    row = db.execute("SELECT config FROM runs WHERE finished_at IS NOT NULL "
+def _last_config(db: sqlite3.Connection, store: Path, problems: list[str]) -> dict[str, Any]:
+    row = db.execute("SELECT id, config FROM runs WHERE finished_at IS NOT NULL "
                      "ORDER BY id DESC LIMIT 1").fetchone()
-    return dict(json.loads(row[0])) if row else {}
+    if row is None:
+        return {}
+    try:
+        config = json.loads(row[1])
+    except (TypeError, json.JSONDecodeError):
+        config = None
+    if not isinstance(config, dict):
+        problems.append(f"{store}: runs.config of run {row[0]} is not a JSON object; the report "
+                        "goes on without it (tests of earlier runs in this folder may show too)")
+        return {}
+    return config
 
 
-def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> dict[str, Service]:
+def _services(store: Path, config: dict[str, Any], names: set[str],
+              problems: list[str]) -> dict[str, Service]:
     """The services the run scored, from the names or folders it was given."""
     found: dict[str, Service] = {}
-    for spec in config.get("services") or sorted(names):
+    for spec in config.get("services") or []:
         try:
             (service,) = resolve_services([spec])
         except RestbenchError as exc:
-            problems.append(f"service {spec}: {exc}")
+            problems.append(f"{store}: service {spec}: {exc}")
             continue
         found[service.name] = service
     for name in sorted(names - set(found)):
@@ -178,8 +189,20 @@ def _services(config: dict[str, Any], names: set[str], problems: list[str]) -> d
             (service,) = resolve_services([name])
             found[service.name] = service
         except RestbenchError:
-            problems.append(f"service {name}: its requirements file was not found; wordings "
-                            "and mutants are not shown")
+            problems.append(f"{store}: service {name}: its requirements file was not found; "
+                            "wordings and mutants are not shown")
+    return found
+
+
+def _covered_only(services: dict[str, Service],
+                  covered: set[tuple[str, str]]) -> dict[str, Service]:
+    """Each service with only the requirements the run scored (fewer with -R), so that no
+    report counts the others as not generated."""
+    found = {}
+    for name, service in services.items():
+        kept = [r for r in service.requirements if (name, r.id) in covered]
+        found[name] = replace(service, data=service.data.model_copy(
+            update={"requirements": kept})) if kept else service
     return found
 
 
@@ -210,14 +233,15 @@ _GENERATION_COLUMNS = ("key, generator, model, service, requirement, variant, re
 
 
 def _tests(db: sqlite3.Connection, keys: set[str] | None,
-           scored: set[tuple[str, str, str, str]]) -> list[Test]:
+           scored: set[tuple[str, str, str, str]], covered: set[tuple[str, str]]) -> list[Test]:
     tests = []
     for row in db.execute(f"SELECT {_GENERATION_COLUMNS} FROM generations "
                           "ORDER BY service, requirement, generator, model, variant, repetition"):
         key, generator, model, service, requirement, variant = row[:6]
         if keys is not None and key not in keys:
             continue
-        if (generator, model, service, variant) not in scored:
+        if (generator, model, service, variant) not in scored \
+                or (service, requirement) not in covered:
             continue
         tests.append(Test(generator, model, service, requirement, variant, row[6], row[7],
                           row[8], row[9], row[10], row[11], row[12], row[13], row[14], row[15],
@@ -254,29 +278,53 @@ def _attach_executions(db: sqlite3.Connection, tests: list[Test],
             test.executions.update(by_code.get((test.code_sha, test.service), {}))
 
 
+def _open_store(store: Path, problems: list[str]) -> sqlite3.Connection:
+    """The store, read-only. A reader of a WAL database still creates its -shm index file
+    beside it, which fails on read-only storage; there the store is opened as immutable (no
+    process can be writing it), which reads no -wal file."""
+    db = sqlite3.connect(f"{store.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1")  # connect() opens nothing yet
+        return db
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if exc.sqlite_errorcode != sqlite3.SQLITE_CANTOPEN:
+            raise
+    wal = store.with_name(f"{store.name}-wal")
+    if wal.is_file() and wal.stat().st_size:
+        problems.append(f"{wal}: not read (the folder is read-only); the last results the "
+                        "run wrote may be missing")
+    return sqlite3.connect(f"{store.absolute().as_uri()}?immutable=1", uri=True)
+
+
 def load_run(path: Path) -> RunResults:
     data = load_scores(path)
     store = path / "results.sqlite3"
     problems: list[str] = []
     scores = [row for row in data["scores"] if isinstance(row, dict)]
     scored = {(r["generator"], r["model"], r["service"], r["variant"]) for r in scores}
+    covered = {(r.get("service"), r.get("requirement")) for r in data["requirements"]
+               if isinstance(r, dict)}
     services: dict[str, Service] = {}
     tests: list[Test] = []
     config: dict[str, Any] = {}
     if not store.is_file():
         problems.append(f"{store}: missing; tests, kill matrix and drill-down are not shown")
     else:
-        db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
         try:
-            config = _last_config(db)
+            db = _open_store(store, problems)
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"{store}: not a readable result store ({exc})") from None
+        try:
+            config = _last_config(db, store, problems)
             names = {r["service"] for r in scores if r["service"] != "all"}
-            services = _services(config, names, problems)
+            services = _covered_only(_services(store, config, names, problems), covered)
             keys = None
             if config.get("generators"):
                 keys = _generation_keys(config, services,
                                         {(r["model"], r["service"], r["variant"])
                                          for r in scores})
-            tests = _tests(db, keys, scored)
+            tests = _tests(db, keys, scored, covered)
             _attach_executions(db, tests, services)
         except sqlite3.DatabaseError as exc:
             raise ResultsError(f"{store}: not a readable result store ({exc})") from None

@@ -19,6 +19,7 @@ from typing import Any
 from restbench.benchmark import Mutant, Service
 from restbench.mutation.apply import ORIGINAL
 from restbench.reports.load import NO_MODEL, RunResults, Test
+from restbench.reports.output import write_output
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}
@@ -130,9 +131,8 @@ def write_stryker_reports(run: RunResults, directory: Path) -> list[Path]:
         report = stryker_report(run, generator, model, variant)
         if not report["files"]:
             continue
-        directory.mkdir(parents=True, exist_ok=True)
         parts = [generator, variant] if model == NO_MODEL else [generator, model, variant]
         path = directory / ("__".join(_safe(p) for p in parts) + ".json")
-        path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        write_output(path, json.dumps(report, indent=1) + "\n")
         written.append(path)
     return written
