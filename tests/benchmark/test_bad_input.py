@@ -205,3 +205,53 @@ def test_a_built_in_name_means_the_built_in_even_beside_a_folder_of_that_name(
     assert resolve_services([str(tmp_path / "todo")])[0].name == "mini"
     shutil.rmtree(tmp_path / "todo")
     assert resolve_services(["todo/"])[0].name == "todo"  # no such folder: the built-in
+
+
+def _truncated_store(folder: Path) -> None:
+    from restbench.store import ResultStore
+
+    folder.mkdir()
+    store = ResultStore(folder / "results.sqlite3")
+    for number in range(50):  # several pages, so that half the file lacks some
+        store.save_llm_call(f"key-{number}", "model", {"text": "x" * 500})
+    store.close()  # the last connection folds the WAL file into the store
+    data = (folder / "results.sqlite3").read_bytes()
+    (folder / "results.sqlite3").write_bytes(data[:len(data) // 2])
+
+
+UNUSABLE_STORES = {
+    "under-a-file": "cannot make its folder: {tmp}/a-file is a file, not a folder",
+    "a-folder": "results.sqlite3: is a folder, not a result store",
+    "garbage": "results.sqlite3: not a usable result store (file is not a database)",
+    "truncated": "results.sqlite3: not a usable result store (database disk image is malformed)",
+}
+
+
+@pytest.mark.parametrize("case", UNUSABLE_STORES)
+def test_a_results_folder_that_cannot_hold_the_store(mini_service: Path, tmp_path: Path,
+                                                     case: str) -> None:
+    """Before: a traceback (NotADirectoryError, sqlite3.OperationalError or DatabaseError)."""
+    output = tmp_path / "out"
+    if case == "under-a-file":
+        (tmp_path / "a-file").write_text("")
+        output = tmp_path / "a-file" / "out"
+    elif case == "a-folder":
+        (output / "results.sqlite3").mkdir(parents=True)
+    elif case == "garbage":
+        output.mkdir()
+        (output / "results.sqlite3").write_bytes(bytes(range(256)) * 8)
+    else:
+        _truncated_store(output)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden", "-o", output))
+    assert UNUSABLE_STORES[case].format(tmp=tmp_path) in message
+    assert str(output / "results.sqlite3") in message
+
+
+def test_a_folder_where_the_scores_go_is_found_before_the_run(mini_service: Path,
+                                                              tmp_path: Path) -> None:
+    """Before: the whole run, then a traceback (IsADirectoryError) at writing scores.json."""
+    (tmp_path / "out" / "scores.json").mkdir(parents=True)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden",
+                                       "-o", tmp_path / "out"))
+    assert f"{tmp_path / 'out' / 'scores.json'}: is a folder" in message
+    assert not (tmp_path / "out" / "results.sqlite3").exists()  # nothing ran
