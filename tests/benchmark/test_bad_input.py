@@ -255,3 +255,15 @@ def test_a_folder_where_the_scores_go_is_found_before_the_run(mini_service: Path
                                        "-o", tmp_path / "out"))
     assert f"{tmp_path / 'out' / 'scores.json'}: is a folder" in message
     assert not (tmp_path / "out" / "results.sqlite3").exists()  # nothing ran
+
+
+@pytest.mark.parametrize("command", ["list", "validate", "run", "serve"])
+def test_a_python_service_without_its_app_folder(mini_service: Path, command: str) -> None:
+    """Before: `list` showed it, and the other commands gave a traceback (FileNotFoundError)."""
+    (mini_service / "app" / "main.py").unlink()
+    target = [mini_service] if command == "serve" else ["-s", mini_service]
+    message = one_line_error(restbench(command, *target))
+    assert f"{mini_service}: app/main.py does not exist" in message
+    shutil.rmtree(mini_service / "app")
+    message = one_line_error(restbench(command, *target))
+    assert f"{mini_service}: folder app/ does not exist" in message

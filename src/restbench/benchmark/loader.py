@@ -129,6 +129,11 @@ def load_service(root: Path) -> Service:
     _check_golden_files(service)
     if manifest is not None:
         _check_manifest_files(service, manifest)
+    elif not (service.app_dir / "main.py").is_file():
+        # Without a service.toml the service is the Python package app/ (create_app in main.py).
+        missing = "app/main.py" if service.app_dir.is_dir() else "folder app/"
+        raise DataError(f"{root}: {missing} does not exist (a service folder holds its Python "
+                        f"source in app/, or names it in a {MANIFEST_FILE})")
     return service
 
 
