@@ -267,3 +267,13 @@ def test_a_python_service_without_its_app_folder(mini_service: Path, command: st
     shutil.rmtree(mini_service / "app")
     message = one_line_error(restbench(command, *target))
     assert f"{mini_service}: folder app/ does not exist" in message
+
+
+@pytest.mark.parametrize("port", ["70000", "-5"])
+def test_a_port_out_of_range(port: str) -> None:
+    """Before: 70000 said it served on :70000 while it listened on 4464 (70000 - 65536), and -5
+    failed inside uvicorn with a cryptic socket error."""
+    done = restbench("serve", "todo", "--port", port, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in done.stderr

@@ -295,7 +295,8 @@ def prices(llm_config: Path | None) -> None:
 @click.argument("service")
 @click.option("--mutant", default=None, help="Serve this mutant (or benign variant) instead.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port).")
 @database_option
 def serve(service: str, mutant: str | None, host: str, port: int, database: str) -> None:
     """Start one implementation of SERVICE in the foreground (Ctrl-C stops it)."""
