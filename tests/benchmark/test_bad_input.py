@@ -277,3 +277,17 @@ def test_a_port_out_of_range(port: str) -> None:
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in done.stderr
+
+
+def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) -> None:
+    """Before: rich wrapped them at 80 columns when stderr was a file or a pipe (a CI log)."""
+    edit(mini_service, 'replace: "status_code=400"', 'replace: "status_code=400)("')
+    done = restbench("validate", "-s", mini_service, "-R", "MINI-01", "--no-sandbox",
+                     env={"COLUMNS": "80"})
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert ("note: tests run without the sandbox (--no-sandbox): a test can read your files "
+            "and environment") in lines
+    problem = next(line for line in lines if line.startswith("problem:"))
+    assert problem.endswith("(with the edit of mutant MINI-01-M1 applied)"), problem
+    assert len(problem) > 80

@@ -35,7 +35,9 @@ from restbench.generators import GeneratorSpec
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
 console = Console(width=None if Console().is_terminal else 200)
-errors = Console(stderr=True)
+# Off a terminal (a CI log, a pipe) a note, problem or error stays on its one line; rich would
+# wrap it at 80 columns. A terminal wraps as it always did.
+errors = Console(stderr=True, soft_wrap=not Console(stderr=True).is_terminal)
 
 
 def fail(message: str, code: int = 2) -> None:
