@@ -150,8 +150,18 @@ timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(mi
                               show_default=True, help="Time limit of one test execution (s).")
 
 
+def _check_requirements(_ctx: click.Context, _param: click.Parameter,
+                        values: tuple[str, ...]) -> tuple[str, ...]:
+    # An empty -R (an unset shell variable, say) would select nothing, which means everything.
+    if values and not split(values):
+        fail(f"-R/--requirement {', '.join(map(repr, values))}: names no requirement (it is "
+             "empty); leave -R out to choose every requirement")
+    return values
+
+
 requirement_option = click.option(
     "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
+    callback=_check_requirements,
     help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
 
 
