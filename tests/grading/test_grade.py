@@ -212,6 +212,32 @@ def test_an_answer_without_code_scores_zero_and_an_unreachable_model_is_ungraded
     assert report.runs[0].summary().average_score == 0.0
 
 
+def test_cases_that_could_not_be_graded_fail_the_command_and_low_scores_do_not(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: grade exited 0 even when no model could be reached for any case."""
+    def script(request: dict[str, Any]) -> Reply | str:
+        if request["model"] == "judge":
+            return all_met(request)
+        if "todo-sync" in request["messages"][1]["content"]:  # PI-02: no test, a score of 0
+            return "I will not write tests for this API."
+        return Reply(status=503, content="overloaded")  # PI-01: the model is down
+
+    config = endpoint(script)
+    result = restbench("grade", "-d", "prompt-injection", "-m", "ignoring", "--grader", "judge",
+                       "--llm-config", config, "--test-ids", "PI-01,PI-02", "-o", tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: 1 of 2 cases could not be graded in full (1 ungraded, 0 partly graded; reasons "
+        "above, and in the result files)")
+    assert "PI-01: ungraded: generation failed:" in result.stderr
+    (run,) = read_results(tmp_path).values()  # written before the command failed
+    assert [c["status"] for c in run["cases"]] == ["ungraded", "graded"]
+    result = restbench("grade", "-d", "prompt-injection", "-m", "ignoring", "--grader", "judge",
+                       "--llm-config", config, "--test-ids", "PI-02", "-o", tmp_path / "low")
+    assert result.returncode == 0, result.stderr  # scored 0, but graded
+
+
 def test_the_summary_arithmetic() -> None:
     def case(test_id: str, met: list[bool | None], status: str = "graded",
              output: int = 0, usd: float = 0.0) -> CaseResult:

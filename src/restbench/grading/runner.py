@@ -157,7 +157,7 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
                         result = await grader.grade(case)
                     on_event(Advanced(PHASE, case.test_id))
                     if result.status != "graded":
-                        on_event(Notice(f"{case.test_id}: ungraded: {result.error}"))
+                        on_event(Notice(f"{case.test_id}: {result.status}: {result.error}"))
                     return result
 
                 run.cases = list(await asyncio.gather(*(one(c) for c in chosen[dataset.name])))
