@@ -251,6 +251,18 @@ def test_cases_that_fail_for_an_error_fail_the_command(tmp_path: Path) -> None:
     assert [bool(r["agent"]["error"]) for r in results] == [True, True]  # written first
 
 
+def test_an_agent_whose_constructor_raises_is_one_line(tmp_path: Path) -> None:
+    """Before: a traceback ending in the constructor's RuntimeError."""
+    done = restbench("agent-eval", "-t", ROOT / "src/restbench/agents/examples/todo.json",
+                     "-r", tmp_path / "out", "-a", "tests.agents.plugin_agents:ConstructorRaises",
+                     cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: agent 'tests.agents.plugin_agents:ConstructorRaises' with arguments {} failed "
+        "to start: RuntimeError: no model configured")
+    assert not (tmp_path / "out").exists()
+
+
 def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> None:
     bad = {"name": "todo", "test_cases": [
         SUITE["test_cases"][0],

@@ -283,6 +283,28 @@ async def flaky_writer(client: Any, requirement: str, openapi: Any, base_url: st
                          Cost(0.5, 10, 20))
 
 
+async def garbage_writer(client: Any, requirement: str, openapi: Any, base_url: str,
+                         seed_test: str | None = None) -> Any:
+    """A generator that returns something else than a GeneratedTest."""
+    return 42
+
+
+def test_a_generator_that_returns_no_generated_test_fails_its_case(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: a traceback (AttributeError: 'int' object has no attribute 'code')."""
+    result = restbench("grade", "-d", "conventions", "--test-ids", "CONV-02,CONV-05",
+                       "-m", "ignoring", "--grader", "judge", "--llm-config", endpoint(all_met),
+                       "-g", "tests.grading.test_grade:garbage_writer", "-o", tmp_path,
+                       cwd=Path(__file__).parents[2])
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    (run,) = read_results(tmp_path).values()
+    errors = {case["test_id"]: case["error"] for case in run["cases"]}
+    expected = "generation failed: the generator returned int 42, not a GeneratedTest"
+    assert errors == {"CONV-02": expected, "CONV-05": expected}  # each case, and the run went on
+    assert f"CONV-05: ungraded: {expected}" in result.stderr
+
+
 def test_a_custom_generator_and_a_failing_case_do_not_stop_the_run(
         tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
     report = asyncio.run(grade(_config(
