@@ -291,3 +291,22 @@ def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) 
     problem = next(line for line in lines if line.startswith("problem:"))
     assert problem.endswith("(with the edit of mutant MINI-01-M1 applied)"), problem
     assert len(problem) > 80
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), [
+    ("benign:\n", "databases: [sqlite, postgres]\nbenign:\n",
+     "field 'databases[1]': bad value 'postgres' (expected 'sqlite' or 'postgresql')"),
+    ('operations: ["GET /counters/{name}"]', 'operations: ["GET /counters/{name}", [1]]',
+     "requirement MINI-01: field 'operations[1]': Input should be a valid string"),
+    ("seed:\n  path: {name: a}", "seed:\n  path: {name: [a]}",
+     "field 'seed.path.name': Input should be a valid string"),
+    ('        find: "status_code=404"\n', "",
+     "mutant MINI-01-M1: needs 'find' and 'replace' (or a unified 'diff')"),
+], ids=["list-entry", "entry-in-a-requirement", "nested-mapping", "the-mutant-itself"])
+def test_a_bad_value_is_named_by_its_full_path(mini_service: Path, old: str, new: str,
+                                               problem: str) -> None:
+    """Before: `field '1': bad value 'postgres'`, `field 'str'`, `requirement MINI-01: field
+    '0': Value error, ...`: the enclosing list or mapping, or the mutant, went unnamed."""
+    edit(mini_service, old, new)
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert message == f"error: {mini_service / 'requirements.yaml'}: {problem}"
