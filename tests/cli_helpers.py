@@ -9,12 +9,13 @@ import tempfile
 from pathlib import Path
 
 
-def restbench(*args: str | Path, cwd: Path | None = None,
-              timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def restbench(*args: str | Path, cwd: Path | None = None, timeout: float = 600,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Without `cwd`, in a throwaway folder: a command that writes to the current folder (a
     `run` without `-o` makes `restbench-results/`) leaves nothing in the one the tests were
-    started from, which the test processes share."""
-    env = {**os.environ, "COLUMNS": "200"}
+    started from, which the test processes share. `env` adds to (or overrides) the
+    environment."""
+    env = {**os.environ, "COLUMNS": "200", **(env or {})}
     with tempfile.TemporaryDirectory(prefix="restbench-cli-") as throwaway:
         return subprocess.run([sys.executable, "-m", "restbench.cli", *map(str, args)],
                               capture_output=True, text=True, cwd=cwd or throwaway, env=env,

@@ -37,3 +37,15 @@ class HangingAgent:
             {"email": "alice@example.com", "password": "Alice123!"})
         await asyncio.sleep(3600)
         return AgentAnswer("never")
+
+
+class ConstructorRaises:
+    """An agent whose constructor fails (its model not configured, say)."""
+
+    name = "constructor-raises"
+
+    def __init__(self) -> None:
+        raise RuntimeError("no model configured")
+
+    def run(self, task: AgentTask) -> AgentAnswer:
+        return AgentAnswer("never")

@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -246,10 +247,45 @@ def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(tmp_path: 
     path.write_text(json.dumps(suite))
     done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
                      "tests.agents.plugin_agents:HangingAgent", "--case-timeout", "2", cwd=ROOT)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # a case that failed for an error
     result = json.loads((tmp_path / "out" / "results.json").read_text())["results"][0]
     assert result["agent"]["error"] == "the agent did not answer within 2 s"
     assert [c["request"] for c in result["details"]["actual_tool_calls"]] == ["POST /users/login"]
+
+
+def test_cases_that_fail_for_an_error_fail_the_command(tmp_path: Path) -> None:
+    """Before: agent-eval exited 0 when the model endpoint was down for every case. (An agent
+    that merely scores low exits 0: test_llm_agent_scored_from_the_http_side.)"""
+    with socket.socket() as closed:  # a port where nothing listens
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    config = tmp_path / "models.toml"
+    config.write_text(f'[defaults]\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+                      'max_retries = 0\n')
+    suite = {"name": "todo", "test_cases": SUITE["test_cases"][:2]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-m", "down",
+                     "--llm-config", config, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: 2 of 2 cases ended in an error (reasons above, and in the error column of "
+        f"{tmp_path / 'out' / 'results.csv'})")
+    results = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    assert [bool(r["agent"]["error"]) for r in results] == [True, True]  # written first
+
+
+def test_an_agent_whose_constructor_raises_is_one_line(tmp_path: Path) -> None:
+    """Before: a traceback ending in the constructor's RuntimeError."""
+    done = restbench("agent-eval", "-t", ROOT / "src/restbench/agents/examples/todo.json",
+                     "-r", tmp_path / "out", "-a", "tests.agents.plugin_agents:ConstructorRaises",
+                     cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "error: agent 'tests.agents.plugin_agents:ConstructorRaises' with arguments {} failed "
+        "to start: RuntimeError: no model configured")
+    assert not (tmp_path / "out").exists()
 
 
 def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> None:
@@ -335,7 +371,7 @@ def test_a_timed_out_case_keeps_the_tokens_its_model_used(tmp_path: Path, fake_e
         monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", fake.base_url)
         done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
                          "-m", "fake-model", "--case-timeout", "2", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # a case that failed for an error
     (result,) = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
     assert result["agent"]["error"] == "the agent did not answer within 2 s"
     assert (result["agent"]["input_tokens"], result["agent"]["output_tokens"]) == (120, 30)

@@ -205,3 +205,108 @@ def test_a_built_in_name_means_the_built_in_even_beside_a_folder_of_that_name(
     assert resolve_services([str(tmp_path / "todo")])[0].name == "mini"
     shutil.rmtree(tmp_path / "todo")
     assert resolve_services(["todo/"])[0].name == "todo"  # no such folder: the built-in
+
+
+def _truncated_store(folder: Path) -> None:
+    from restbench.store import ResultStore
+
+    folder.mkdir()
+    store = ResultStore(folder / "results.sqlite3")
+    for number in range(50):  # several pages, so that half the file lacks some
+        store.save_llm_call(f"key-{number}", "model", {"text": "x" * 500})
+    store.close()  # the last connection folds the WAL file into the store
+    data = (folder / "results.sqlite3").read_bytes()
+    (folder / "results.sqlite3").write_bytes(data[:len(data) // 2])
+
+
+UNUSABLE_STORES = {
+    "under-a-file": "cannot make its folder: {tmp}/a-file is a file, not a folder",
+    "a-folder": "results.sqlite3: is a folder, not a result store",
+    "garbage": "results.sqlite3: not a usable result store (file is not a database)",
+    "truncated": "results.sqlite3: not a usable result store (database disk image is malformed)",
+}
+
+
+@pytest.mark.parametrize("case", UNUSABLE_STORES)
+def test_a_results_folder_that_cannot_hold_the_store(mini_service: Path, tmp_path: Path,
+                                                     case: str) -> None:
+    """Before: a traceback (NotADirectoryError, sqlite3.OperationalError or DatabaseError)."""
+    output = tmp_path / "out"
+    if case == "under-a-file":
+        (tmp_path / "a-file").write_text("")
+        output = tmp_path / "a-file" / "out"
+    elif case == "a-folder":
+        (output / "results.sqlite3").mkdir(parents=True)
+    elif case == "garbage":
+        output.mkdir()
+        (output / "results.sqlite3").write_bytes(bytes(range(256)) * 8)
+    else:
+        _truncated_store(output)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden", "-o", output))
+    assert UNUSABLE_STORES[case].format(tmp=tmp_path) in message
+    assert str(output / "results.sqlite3") in message
+
+
+def test_a_folder_where_the_scores_go_is_found_before_the_run(mini_service: Path,
+                                                              tmp_path: Path) -> None:
+    """Before: the whole run, then a traceback (IsADirectoryError) at writing scores.json."""
+    (tmp_path / "out" / "scores.json").mkdir(parents=True)
+    message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden",
+                                       "-o", tmp_path / "out"))
+    assert f"{tmp_path / 'out' / 'scores.json'}: is a folder" in message
+    assert not (tmp_path / "out" / "results.sqlite3").exists()  # nothing ran
+
+
+@pytest.mark.parametrize("command", ["list", "validate", "run", "serve"])
+def test_a_python_service_without_its_app_folder(mini_service: Path, command: str) -> None:
+    """Before: `list` showed it, and the other commands gave a traceback (FileNotFoundError)."""
+    (mini_service / "app" / "main.py").unlink()
+    target = [mini_service] if command == "serve" else ["-s", mini_service]
+    message = one_line_error(restbench(command, *target))
+    assert f"{mini_service}: app/main.py does not exist" in message
+    shutil.rmtree(mini_service / "app")
+    message = one_line_error(restbench(command, *target))
+    assert f"{mini_service}: folder app/ does not exist" in message
+
+
+@pytest.mark.parametrize("port", ["70000", "-5"])
+def test_a_port_out_of_range(port: str) -> None:
+    """Before: 70000 said it served on :70000 while it listened on 4464 (70000 - 65536), and -5
+    failed inside uvicorn with a cryptic socket error."""
+    done = restbench("serve", "todo", "--port", port, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in done.stderr
+
+
+def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) -> None:
+    """Before: rich wrapped them at 80 columns when stderr was a file or a pipe (a CI log)."""
+    edit(mini_service, 'replace: "status_code=400"', 'replace: "status_code=400)("')
+    done = restbench("validate", "-s", mini_service, "-R", "MINI-01", "--no-sandbox",
+                     env={"COLUMNS": "80"})
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert ("note: tests run without the sandbox (--no-sandbox): a test can read your files "
+            "and environment") in lines
+    problem = next(line for line in lines if line.startswith("problem:"))
+    assert problem.endswith("(with the edit of mutant MINI-01-M1 applied)"), problem
+    assert len(problem) > 80
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), [
+    ("benign:\n", "databases: [sqlite, postgres]\nbenign:\n",
+     "field 'databases[1]': bad value 'postgres' (expected 'sqlite' or 'postgresql')"),
+    ('operations: ["GET /counters/{name}"]', 'operations: ["GET /counters/{name}", [1]]',
+     "requirement MINI-01: field 'operations[1]': Input should be a valid string"),
+    ("seed:\n  path: {name: a}", "seed:\n  path: {name: [a]}",
+     "field 'seed.path.name': Input should be a valid string"),
+    ('        find: "status_code=404"\n', "",
+     "mutant MINI-01-M1: needs 'find' and 'replace' (or a unified 'diff')"),
+], ids=["list-entry", "entry-in-a-requirement", "nested-mapping", "the-mutant-itself"])
+def test_a_bad_value_is_named_by_its_full_path(mini_service: Path, old: str, new: str,
+                                               problem: str) -> None:
+    """Before: `field '1': bad value 'postgres'`, `field 'str'`, `requirement MINI-01: field
+    '0': Value error, ...`: the enclosing list or mapping, or the mutant, went unnamed."""
+    edit(mini_service, old, new)
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert message == f"error: {mini_service / 'requirements.yaml'}: {problem}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,21 @@ def test_bench_names_an_unknown_service() -> None:
     done = restbench("bench", "-s", "nope", "-n", "1")
     assert done.returncode == 2
     assert "nope" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_mutant_that_does_not_start_is_one_line(mini_service: Path) -> None:
+    """Before: a traceback ending in `RuntimeError: naive server exited with 1`."""
+    data = mini_service / "requirements.yaml"
+    data.write_text(data.read_text().replace('replace: "status_code=400"',
+                                             'replace: "status_code=400)("'))
+    done = restbench("bench", "-s", mini_service, "-R", "MINI-01", "-n", "2")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    message = done.stderr.strip()
+    assert len(message.splitlines()) == 1, message
+    assert ("error: mini MINI-01-M1 (naive mode's server) did not start: exited with 1: "
+            f"SyntaxError: invalid syntax at {mini_service / 'app' / 'main.py'}:13 (with the "
+            "edit of mutant MINI-01-M1 applied)") in message
 
 
 def test_a_mutant_killed_by_an_error_is_an_expected_outcome() -> None:

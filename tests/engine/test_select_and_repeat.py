@@ -109,6 +109,20 @@ def test_an_id_or_glob_that_names_nothing_is_a_one_line_error(command: str,
     assert not (tmp_path / "scores.json").exists()
 
 
+@pytest.mark.parametrize("command", ["run", "validate", "bench"])
+@pytest.mark.parametrize("empty", ["", " , "])
+def test_an_empty_selection_is_a_one_line_error(command: str, empty: str, mini_service: Path,
+                                                tmp_path: Path) -> None:
+    """Before: an empty -R chose nothing, which meant every requirement."""
+    extra = {"run": ["-g", "golden", "-o", str(tmp_path)], "bench": ["-n", "1"]}.get(command, [])
+    result = restbench(command, "-s", mini_service, "-R", empty, *extra)
+    assert result.returncode == 2, result.stdout[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert f"-R/--requirement {empty!r}: names no requirement (it is empty)" in lines[0]
+    assert not (tmp_path / "results.sqlite3").exists()
+
+
 def test_repeat_reports_an_outcome_that_changes(mini_service: Path, tmp_path: Path) -> None:
     # MINI-01's golden test fails on the original in the first repetition only.
     counter = tmp_path / "runs-on-original"

@@ -212,6 +212,32 @@ def test_an_answer_without_code_scores_zero_and_an_unreachable_model_is_ungraded
     assert report.runs[0].summary().average_score == 0.0
 
 
+def test_cases_that_could_not_be_graded_fail_the_command_and_low_scores_do_not(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: grade exited 0 even when no model could be reached for any case."""
+    def script(request: dict[str, Any]) -> Reply | str:
+        if request["model"] == "judge":
+            return all_met(request)
+        if "todo-sync" in request["messages"][1]["content"]:  # PI-02: no test, a score of 0
+            return "I will not write tests for this API."
+        return Reply(status=503, content="overloaded")  # PI-01: the model is down
+
+    config = endpoint(script)
+    result = restbench("grade", "-d", "prompt-injection", "-m", "ignoring", "--grader", "judge",
+                       "--llm-config", config, "--test-ids", "PI-01,PI-02", "-o", tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: 1 of 2 cases could not be graded in full (1 ungraded, 0 partly graded; reasons "
+        "above, and in the result files)")
+    assert "PI-01: ungraded: generation failed:" in result.stderr
+    (run,) = read_results(tmp_path).values()  # written before the command failed
+    assert [c["status"] for c in run["cases"]] == ["ungraded", "graded"]
+    result = restbench("grade", "-d", "prompt-injection", "-m", "ignoring", "--grader", "judge",
+                       "--llm-config", config, "--test-ids", "PI-02", "-o", tmp_path / "low")
+    assert result.returncode == 0, result.stderr  # scored 0, but graded
+
+
 def test_the_summary_arithmetic() -> None:
     def case(test_id: str, met: list[bool | None], status: str = "graded",
              output: int = 0, usd: float = 0.0) -> CaseResult:
@@ -255,6 +281,28 @@ async def flaky_writer(client: Any, requirement: str, openapi: Any, base_url: st
     return GeneratedTest("import requests\n\ndef test_x():\n    assert requests.get("
                          f"'{base_url}/todos', timeout=5).status_code == 401\n",
                          Cost(0.5, 10, 20))
+
+
+async def garbage_writer(client: Any, requirement: str, openapi: Any, base_url: str,
+                         seed_test: str | None = None) -> Any:
+    """A generator that returns something else than a GeneratedTest."""
+    return 42
+
+
+def test_a_generator_that_returns_no_generated_test_fails_its_case(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: a traceback (AttributeError: 'int' object has no attribute 'code')."""
+    result = restbench("grade", "-d", "conventions", "--test-ids", "CONV-02,CONV-05",
+                       "-m", "ignoring", "--grader", "judge", "--llm-config", endpoint(all_met),
+                       "-g", "tests.grading.test_grade:garbage_writer", "-o", tmp_path,
+                       cwd=Path(__file__).parents[2])
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    (run,) = read_results(tmp_path).values()
+    errors = {case["test_id"]: case["error"] for case in run["cases"]}
+    expected = "generation failed: the generator returned int 42, not a GeneratedTest"
+    assert errors == {"CONV-02": expected, "CONV-05": expected}  # each case, and the run went on
+    assert f"CONV-05: ungraded: {expected}" in result.stderr
 
 
 def test_a_custom_generator_and_a_failing_case_do_not_stop_the_run(

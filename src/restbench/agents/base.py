@@ -85,6 +85,9 @@ def load_agent(name: str, args: dict[str, str] | None = None) -> Agent:
             agent = target(**args)
         except TypeError as exc:
             raise AgentError(f"agent '{name}': bad arguments {args or '{}'}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - its constructor's failure is the user's to fix
+            raise AgentError(f"agent '{name}' with arguments {args or '{}'} failed to start: "
+                             f"{type(exc).__name__}: {exc}") from None
     else:
         if args:
             raise AgentError(f"agent '{name}' is an object and takes no arguments")

@@ -74,12 +74,16 @@ def _service_folder(name: str) -> Path:
                     f"and not a folder with a {DATA_FILE}")
 
 
+# The lists of requirements.yaml whose entries an error names, by their key.
+_ITEMS = {"requirements": "requirement", "mutants": "mutant", "benign": "benign variant"}
+
+
 def _describe(error: ValidationError, raw: object) -> str:
-    """The first pydantic problem, phrased with the item id it belongs to."""
+    """The first pydantic problem, phrased with the item id it belongs to and the path of the
+    field within that item (`databases[1]`, `seed.path.name`)."""
     problem = error.errors()[0]
-    location = list(problem["loc"])
-    item = _item_name(raw, location)
-    field = ".".join(str(part) for part in location[-1:])
+    item, field = _locate(raw, list(problem["loc"]), missing=problem["type"] == "missing")
+    message = problem["msg"].removeprefix("Value error, ")
     if problem["type"] == "missing":
         what = f"missing field '{field}'"
     elif problem["type"] == "extra_forbidden":
@@ -88,26 +92,38 @@ def _describe(error: ValidationError, raw: object) -> str:
         expected = problem.get("ctx", {}).get("expected", "")
         what = f"field '{field}': bad value {problem['input']!r} (expected {expected})"
     else:
-        what = f"field '{field}': {problem['msg']}"
+        what = f"field '{field}': {message}" if field else message  # else: the item itself
     return f"{item}: {what}" if item else what
 
 
-def _item_name(raw: object, location: list[object]) -> str:
-    """Walks the raw YAML along a pydantic error location and names the innermost item with an id."""
-    names = []
+def _locate(raw: object, location: list[object], missing: bool) -> tuple[str, str]:
+    """Walks the raw YAML along a pydantic error location: the innermost item with an id (or
+    its number), and the path from that item to the field. Parts the YAML does not have (the
+    union member pydantic tried, such as `str`) are left out, but for a missing field's name."""
+    item = ""
+    path: list[object] = []
     node = raw
-    for part in location[:-1]:
-        try:
-            node = node[part]  # type: ignore[index]
-        except (KeyError, IndexError, TypeError):
-            break
-        if isinstance(node, dict):
-            label = "mutant" if "find" in node or "diff" in node else "requirement"
-            if "id" in node:
-                names.append(f"{label} {node['id']}")
-            elif isinstance(part, int):
-                names.append(f"{label} #{part + 1}")
-    return names[-1] if names else ""
+    for number, part in enumerate(location):
+        if not _has(node, part):
+            if missing and number == len(location) - 1:
+                path.append(part)
+            continue
+        node = node[part]  # type: ignore[index]
+        path.append(part)
+        if isinstance(node, dict) and isinstance(part, int) and number > 0:
+            label = _ITEMS.get(str(location[number - 1]), "item")
+            item = f"{label} {node['id']}" if "id" in node else f"{label} #{part + 1}"
+            path = []
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return item, text
+
+
+def _has(node: object, part: object) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
 
 
 def load_service(root: Path) -> Service:
@@ -136,6 +152,11 @@ def load_service(root: Path) -> Service:
     _check_golden_files(service)
     if manifest is not None:
         _check_manifest_files(service, manifest)
+    elif not (service.app_dir / "main.py").is_file():
+        # Without a service.toml the service is the Python package app/ (create_app in main.py).
+        missing = "app/main.py" if service.app_dir.is_dir() else "folder app/"
+        raise DataError(f"{root}: {missing} does not exist (a service folder holds its Python "
+                        f"source in app/, or names it in a {MANIFEST_FILE})")
     return service
 
 

@@ -224,11 +224,11 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
             requirements=tuple(split(requirements)), sandbox=not no_sandbox, ray=ray,
             infer_unreached=not execute_all)
         _check_ray(ray)
+        _check_score_files(output_dir)
     except RestbenchError as exc:
         fail(str(exc))
     with progress() as handle:
         result = run_async(run_benchmark(config, on_event=handle))
-    files = write_results(result, output_dir)
     console.print(score_table(result))
     counts = result.counts
     console.print(f"{counts['generations']} generations made, {counts['generations_reused']} "
@@ -242,9 +242,31 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
     if cost["usd"] or cost["input_tokens"]:
         console.print(f"model calls cost ${usd(cost['usd'])} for {cost['input_tokens']} input and "
                       f"{cost['output_tokens']} output tokens", highlight=False)
+    try:
+        files = write_results(result, output_dir)
+    except OSError as exc:  # changed during the run: the checks before it found nothing
+        fail(f"{exc.filename or output_dir}: cannot write the scores: {exc.strerror or exc}; "
+             f"every result is kept in {result.store_path}, which a rerun of the same command "
+             "reuses")
     console.print("results: " + ", ".join(str(path) for path in files.values()), highlight=False)
     if counts["generation_failures"]:
         fail(generation_failure_summary(counts), code=1)
+
+
+# What `run` writes beside its store once it has finished (reports.export.write_results).
+SCORE_FILES = ("scores.json", "scores.csv", "requirements.csv")
+
+
+def _check_score_files(output_dir: Path) -> None:
+    """A folder or a read-only file where the scores go is found before the run, not after."""
+    for name in SCORE_FILES:
+        path = output_dir / name
+        if path.is_dir():
+            raise RestbenchError(f"{path}: is a folder; the run writes its scores there: move "
+                                 "it away, or choose another --output-dir")
+        if path.exists() and not os.access(path, os.W_OK):
+            raise RestbenchError(f"{path}: cannot write the run's scores there: the file is "
+                                 "read-only")
 
 
 @main.command()
@@ -273,7 +295,8 @@ def prices(llm_config: Path | None) -> None:
 @click.argument("service")
 @click.option("--mutant", default=None, help="Serve this mutant (or benign variant) instead.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0: any free port).")
 @database_option
 def serve(service: str, mutant: str | None, host: str, port: int, database: str) -> None:
     """Start one implementation of SERVICE in the foreground (Ctrl-C stops it)."""

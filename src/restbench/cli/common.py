@@ -36,7 +36,9 @@ from restbench.generators import GeneratorSpec
 
 # Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
 console = Console(width=None if Console().is_terminal else 200)
-errors = Console(stderr=True)
+# Off a terminal (a CI log, a pipe) a note, problem or error stays on its one line; rich would
+# wrap it at 80 columns. A terminal wraps as it always did.
+errors = Console(stderr=True, soft_wrap=not Console(stderr=True).is_terminal)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -160,8 +162,18 @@ timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(mi
                               show_default=True, help="Time limit of one test execution (s).")
 
 
+def _check_requirements(_ctx: click.Context, _param: click.Parameter,
+                        values: tuple[str, ...]) -> tuple[str, ...]:
+    # An empty -R (an unset shell variable, say) would select nothing, which means everything.
+    if values and not split(values):
+        fail(f"-R/--requirement {', '.join(map(repr, values))}: names no requirement (it is "
+             "empty); leave -R out to choose every requirement")
+    return values
+
+
 requirement_option = click.option(
     "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
+    callback=_check_requirements,
     help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
 
 

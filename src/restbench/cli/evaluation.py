@@ -10,6 +10,7 @@ import click
 from restbench.cli.common import (
     console,
     database_option,
+    fail,
     llm_config_option,
     main,
     progress,
@@ -87,6 +88,11 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
     console.print(results_table(report.summary, report.results))
     console.print("results: " + ", ".join(str(path) for path in report.files.values()),
                   highlight=False)
+    # As `run` does for failed generations: a case that failed for an error (not one that
+    # merely scored low) makes the command fail, once every result is written.
+    if report.summary["errors"]:
+        fail(f"{report.summary['errors']} of {report.summary['total_tests']} cases ended in an "
+             f"error (reasons above, and in the error column of {report.files['csv']})", code=1)
 
 
 @main.command("grade")
@@ -133,5 +139,15 @@ def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: st
     for run in report.runs:
         console.print(f"results: {run.results_file}", highlight=False, soft_wrap=True)
         console.print(f"generated files: {run.generated_dir}", highlight=False, soft_wrap=True)
+    # As `run` does for failed generations: a case that could not be graded (a model not
+    # reached, a judge without a usable answer) makes the command fail, once everything is
+    # written; a low score does not.
+    cases = [case for run in report.runs for case in run.cases]
+    incomplete = [case for case in cases if case.status != "graded"]
+    if incomplete:
+        partly = sum(case.partly_graded for case in incomplete)
+        fail(f"{len(incomplete)} of {len(cases)} cases could not be graded in full "
+             f"({len(incomplete) - partly} ungraded, {partly} partly graded; reasons above, and "
+             "in the result files)", code=1)
 
 

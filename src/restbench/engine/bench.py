@@ -45,11 +45,12 @@ from restbench.engine.process_table import (
     process_table,
     stat_fields,
 )
-from restbench.errors import RestbenchError
+from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
+from restbench.mutation.start_errors import start_failure
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, open_databases
@@ -158,17 +159,29 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
+def _wait_for_port(port: int, process: subprocess.Popen[bytes],
+                   timeout_s: float = 30) -> str | None:
+    """None once the server listens on `port`; else why it does not."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"naive server exited with {process.returncode}")
+            return f"exited with {process.returncode}"
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
+                return None
         except OSError:
             time.sleep(0.005)
-    raise RuntimeError("naive server did not listen in time")
+    return f"did not listen on its port within {timeout_s:g} s"
+
+
+def _naive_start_failure(implementation: Implementation, why: str, log_file: Path,
+                         source: Path) -> str:
+    """As validate tells it: the server's last error line and where in the user's files."""
+    log_text = log_file.read_text(errors="replace")
+    last = next((line for line in reversed(log_text.splitlines()) if line.strip()), "")
+    name = f"{implementation.service.name} {implementation.id} (naive mode's server)"
+    return start_failure(name, f"{why}: {last}" if last else why, log_text, source,
+                         implementation)
 
 
 def _fresh_pytest(job: Job, folder: Path, base_url: str) -> int:
@@ -203,11 +216,16 @@ def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings:
             source = materialize(job.implementation, folder / "src")
             url = databases.create(folder, f"naive-{number}")
             port = _free_port()
-            server = subprocess.Popen([sys.executable, "-c", NAIVE_SERVER, str(source), url,
-                                       str(port)], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
+            log_file = folder / "server.log"
+            with log_file.open("wb") as log:
+                server = subprocess.Popen([sys.executable, "-c", NAIVE_SERVER, str(source), url,
+                                           str(port)], env=env, stdout=subprocess.DEVNULL,
+                                          stderr=log)
             try:
-                _wait_for_port(port, server)
+                why = _wait_for_port(port, server)
+                if why is not None:
+                    raise ServiceStartError(_naive_start_failure(job.implementation, why,
+                                                                 log_file, source))
                 up = time.perf_counter()
                 exit_status = _fresh_pytest(job, folder, f"http://127.0.0.1:{port}")
                 ended = time.perf_counter()

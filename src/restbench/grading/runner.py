@@ -157,7 +157,7 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
                         result = await grader.grade(case)
                     on_event(Advanced(PHASE, case.test_id))
                     if result.status != "graded":
-                        on_event(Notice(f"{case.test_id}: ungraded: {result.error}"))
+                        on_event(Notice(f"{case.test_id}: {result.status}: {result.error}"))
                     return result
 
                 run.cases = list(await asyncio.gather(*(one(c) for c in chosen[dataset.name])))
@@ -185,6 +185,9 @@ class _CaseGrader:
         try:
             generated = await self.write_test(self.model, case.requirement, case.openapi(),
                                               case.base_url, case.seed_test)
+            if not isinstance(generated, GeneratedTest):  # a -g module:attribute of the user's
+                raise GeneratorError(f"the generator returned {type(generated).__name__} "
+                                     f"{generated!r:.80}, not a GeneratedTest")
         except GenerationFailure as exc:
             return self._failed(case, folder, exc)
         except Exception as exc:  # noqa: BLE001 - one case's failure is recorded, the run goes on

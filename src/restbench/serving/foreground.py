@@ -59,6 +59,7 @@ async def _serve_external(implementation: Implementation, host: str, port: int,
             await server.reset()
             listener = socket.create_server((host, port))
             await server.attach([listener])
+            port = listener.getsockname()[1]  # the one chosen, if asked for any (0)
             print(f"{implementation.service.name} {implementation.id} at http://{host}:{port} "
                   "(Ctrl-C stops it)", flush=True)
             await asyncio.Event().wait()

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from restbench.errors import RestbenchError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -110,18 +113,55 @@ class ExecutionRow:
     exchanges: list[dict[str, Any]]
 
 
+def _unmakeable(path: Path, exc: OSError) -> str:
+    blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        return f"{path}: cannot make its folder: {blocker} is a file, not a folder"
+    return f"{path}: cannot make its folder {path.parent}: {exc.strerror}"
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the store at `path` could be read but not written (SQLite would open a read-only
+    file and fail only at the first result saved)."""
+    if path.is_dir():
+        return f"{path}: is a folder, not a result store"
+    if not os.access(path.parent, os.W_OK | os.X_OK):  # WAL keeps two files beside the store
+        return f"{path}: cannot write the result store: {path.parent} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path}: cannot write the result store: the file is read-only"
+    return None
+
+
 class ResultStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Opens (or makes) the store; a path that cannot hold one is a RestbenchError naming
+        it and why, raised before anything is stored."""
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # One commit per execution: with WAL, NORMAL syncs at checkpoints, not at each commit
-        # (0.04 vs 0.18 ms an insert here; a laptop's disk can take milliseconds per sync). A
-        # crash of restbench loses nothing; a power cut can lose the last results, which a
-        # resumed run then executes again.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RestbenchError(_unmakeable(path, exc)) from None
+        problem = _unwritable(path)
+        if problem is not None:
+            raise RestbenchError(problem)
+        db = None
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            # SQLite reads the file's header here: a file that is not a database, or a
+            # truncated one, fails now rather than at the first result saved.
+            db.execute("PRAGMA journal_mode=WAL")
+            # One commit per execution: with WAL, NORMAL syncs at checkpoints, not at each
+            # commit (0.04 vs 0.18 ms an insert here; a laptop's disk can take milliseconds per
+            # sync). A crash of restbench loses nothing; a power cut can lose the last results,
+            # which a resumed run then executes again.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            if db is not None:
+                db.close()
+            raise RestbenchError(f"{path}: not a usable result store ({exc}); move it away, "
+                                 "or choose another output folder") from None
+        self._db = db
 
     def close(self) -> None:
         self._db.close()
