@@ -26,10 +26,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(prefix: str) -> list[Path]:
-    """Removes `<tmp>/<prefix>*` folders whose owning process has exited; returns them."""
+def remove_stale(prefix: str, root: Path | None = None) -> list[Path]:
+    """Removes `<tmp>/<prefix>*` folders (`root`: instead of the temporary directory) whose
+    owning process has exited; returns them."""
     removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+    for folder in (root or Path(tempfile.gettempdir())).glob(f"{prefix}*"):
         try:
             pid = int((folder / OWNER_FILE).read_text().strip())
         except (OSError, ValueError):
@@ -40,11 +41,12 @@ def remove_stale(prefix: str) -> list[Path]:
     return removed
 
 
-def owned_folder(prefix: str) -> Path:
-    """A new folder `<tmp>/<prefix>*` owned by this process, for the caller to remove (a
-    killed process's then goes with the next one made with `prefix`); stale ones go first."""
-    remove_stale(prefix)
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
+def owned_folder(prefix: str, root: Path | None = None) -> Path:
+    """A new folder `<tmp>/<prefix>*` (`root`: instead of the temporary directory) owned by this
+    process, for the caller to remove (a killed process's then goes with the next one made with
+    `prefix`); stale ones go first."""
+    remove_stale(prefix, root)
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
     (folder / OWNER_FILE).write_text(str(os.getpid()))
     return folder
 
@@ -56,3 +58,16 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix=prefix) as folder:
         (Path(folder) / OWNER_FILE).write_text(str(os.getpid()))
         yield Path(folder)
+
+
+# The longest temporary directory that leaves room in a socket's path for the control folder
+# and a socket's name (`/restbench-ctl-xxxxxxxx/NNNNN.handoff`; Linux allows 107 bytes).
+SOCKET_DIRECTORY_LIMIT = 64
+
+
+def short_temporary_directory() -> Path | None:
+    """None (the temporary directory) where its path is short enough for a socket in it, else
+    /tmp: a TMPDIR deep in a build tree would make every socket's path too long."""
+    if len(os.fsencode(tempfile.gettempdir())) <= SOCKET_DIRECTORY_LIMIT:
+        return None
+    return Path("/tmp")

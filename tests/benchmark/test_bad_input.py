@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from restbench.benchmark import load_service
+from restbench.benchmark.manifest import Storage
 from tests.cli_helpers import restbench
 
 
@@ -294,8 +296,8 @@ def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) 
 
 
 @pytest.mark.parametrize(("old", "new", "problem"), [
-    ("benign:\n", "databases: [sqlite, postgres]\nbenign:\n",
-     "field 'databases[1]': bad value 'postgres' (expected 'sqlite' or 'postgresql')"),
+    ("benign:\n", "databases: [sqlite, mysql]\nbenign:\n",
+     "field 'databases[1]': bad value 'mysql' (expected 'sqlite' or 'postgresql')"),
     ('operations: ["GET /counters/{name}"]', 'operations: ["GET /counters/{name}", [1]]',
      "requirement MINI-01: field 'operations[1]': Input should be a valid string"),
     ("seed:\n  path: {name: a}", "seed:\n  path: {name: [a]}",
@@ -305,8 +307,16 @@ def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) 
 ], ids=["list-entry", "entry-in-a-requirement", "nested-mapping", "the-mutant-itself"])
 def test_a_bad_value_is_named_by_its_full_path(mini_service: Path, old: str, new: str,
                                                problem: str) -> None:
-    """Before: `field '1': bad value 'postgres'`, `field 'str'`, `requirement MINI-01: field
+    """Before: `field '1': bad value 'mysql'`, `field 'str'`, `requirement MINI-01: field
     '0': Value error, ...`: the enclosing list or mapping, or the mutant, went unnamed."""
     edit(mini_service, old, new)
     message = one_line_error(restbench("validate", "-s", mini_service))
     assert message == f"error: {mini_service / 'requirements.yaml'}: {problem}"
+
+
+def test_postgres_and_postgresql_name_the_same_database_in_both_files(mini_service: Path) -> None:
+    """`--db postgres` and service.toml say postgres, requirements.yaml said postgresql: each
+    file takes either name."""
+    edit(mini_service, "benign:\n", "databases: [sqlite, postgres]\nbenign:\n")
+    assert [d.value for d in load_service(mini_service).data.databases] == ["sqlite", "postgresql"]
+    assert Storage(databases=["postgresql"]).databases == ["postgres"]

@@ -9,6 +9,8 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -156,7 +158,7 @@ def test_interrupted_run_resumes_with_the_same_numbers(
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0
     if stop_signal != signal.SIGKILL:  # SIGTERM ends it as Ctrl-C does
-        assert process.returncode == 130
+        assert process.returncode == 130, stderr
         assert "rerun the same command to resume" in stderr
         assert "Traceback" not in stderr
         assert list(scratch.iterdir()) == []
@@ -303,3 +305,16 @@ def test_the_run_records_a_service_folder_by_its_absolute_path(
     config = RunConfig(services=("./svc", "todo", "todo/", "svc/"))
     assert config.describe()["services"] == [str(tmp_path / "svc"), "todo", "todo",
                                              str(tmp_path / "svc")]
+
+
+def test_a_deep_temporary_directory_still_holds_the_servers_sockets(tmp_path: Path) -> None:
+    """Unix socket paths are limited to 107 bytes: a TMPDIR deep in a build tree failed every
+    server start with `AF_UNIX path too long`."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    env = {**os.environ, "TMPDIR": str(deep)}
+    done = subprocess.run([sys.executable, "-m", "restbench.cli", "validate", "-s", str(MINI),
+                           "-R", "MINI-01"], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "all sound" in done.stdout

@@ -217,6 +217,20 @@ def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Pa
     assert None not in asyncio.run(scenario())  # both exited and were waited for
 
 
+def _run_on_mini(code: str, folder: Path) -> ExecutionResult:
+    """`code` run once on the mini service's original by a new executor, whose workers see the
+    environment as it is now (PYTHONPATH)."""
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+
+    async def scenario() -> ExecutionResult:
+        async with ServerPool(folder / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=folder / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            return await executor.execute(code, server)
+
+    return asyncio.run(scenario())
+
+
 def test_packages_installed_under_tmp_stay_importable(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A virtual environment in a clone under /tmp: the sandbox's private /tmp must not hide
@@ -226,16 +240,8 @@ def test_packages_installed_under_tmp_stay_importable(tmp_path: Path,
     packages.mkdir()
     (packages / "restbench_tmp_probe.py").write_text("ANSWER = 42\n")
     monkeypatch.setenv("PYTHONPATH", str(packages))
-    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
     code = "import restbench_tmp_probe\ndef test_x():\n    assert restbench_tmp_probe.ANSWER == 42\n"
-
-    async def scenario() -> ExecutionResult:
-        async with ServerPool(tmp_path / "servers") as pool, \
-                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
-            server = await pool.start(implementations_of(service)["original"])
-            return await executor.execute(code, server)
-
-    result = asyncio.run(scenario())
+    result = _run_on_mini(code, tmp_path)
     assert result.outcome is Outcome.PASS, result.reason + result.output
 
 
@@ -262,13 +268,5 @@ def test_a_project_folder_on_pythonpath_shows_only_what_imports_load(
             f"    hidden = [name for name in ('restbench-results', 'shelf', 'notes.txt')\n"
             f"              if os.path.exists(os.path.join({str(project)!r}, name))]\n"
             "    assert hidden == []\n")
-    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
-
-    async def scenario() -> ExecutionResult:
-        async with ServerPool(tmp_path / "servers") as pool, \
-                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
-            server = await pool.start(implementations_of(service)["original"])
-            return await executor.execute(code, server)
-
-    result = asyncio.run(scenario())
+    result = _run_on_mini(code, tmp_path)
     assert result.outcome is Outcome.PASS, result.reason + result.output

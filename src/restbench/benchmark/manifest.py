@@ -149,6 +149,13 @@ class OpenAPI(_Strict):
 class Storage(_Strict):
     databases: list[Literal["own", "sqlite", "postgres"]] = Field(default=["own"], min_length=1)
 
+    @field_validator("databases", mode="before")
+    @classmethod
+    def _postgresql_too(cls, value: object) -> object:
+        # requirements.yaml says postgresql: the same name is taken here
+        return [{"postgresql": "postgres"}.get(v, v) if isinstance(v, str) else v
+                for v in value] if isinstance(value, list) else value
+
     @model_validator(mode="after")
     def _own_alone(self) -> Storage:
         if OWN_STORAGE in self.databases and len(self.databases) > 1:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from restbench.benchmark.manifest import Manifest
 from restbench.benchmark.text_files import read_text
@@ -25,6 +25,9 @@ class Database(str, enum.Enum):
 
     SQLITE = "sqlite"
     POSTGRESQL = "postgresql"
+
+
+POSTGRES_ALIASES = {"postgres": "postgresql"}
 
 
 class MutantKind(str, enum.Enum):
@@ -123,6 +126,13 @@ class ServiceData(_Strict):
     requirements: list[Requirement] = Field(min_length=1)
     benign: list[BenignVariant] = []
     databases: list[Database] = Field(default=[Database.SQLITE], min_length=1)
+
+    @field_validator("databases", mode="before")
+    @classmethod
+    def _postgres_too(cls, value: Any) -> Any:
+        # `--db` and service.toml say postgres: the same name is taken here
+        return [POSTGRES_ALIASES.get(v, v) if isinstance(v, str) else v for v in value] \
+            if isinstance(value, list) else value
 
 
 @dataclass(frozen=True)

@@ -38,10 +38,13 @@ class RequirementCheck:
     golden_reason: str = ""
     killed: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Its mutants whose server did not start (their problem is the service's: it names the
+    # error and where, and shows as its own line)
+    not_started: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and self.golden is Outcome.PASS
+        return not self.problems and not self.not_started and self.golden is Outcome.PASS
 
 
 @dataclass
@@ -194,21 +197,19 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
 def _start_problems(service: Service, failures: dict[str, ServiceStartError],
                     checks: dict[str, RequirementCheck]) -> list[str]:
-    """The service's problems of the implementations that did not start; a mutant's goes to its
-    requirement's check instead. Where the original did not start, the others (the original
-    with an edit) fail the same way: they are counted, not listed."""
+    """The service's problems of the implementations that did not start, one each; a mutant's
+    requirement notes it too. Where the original did not start, the others (the original with
+    an edit) fail the same way: they are counted, not listed."""
     if ORIGINAL in failures:
         others = len(failures) - 1
         return [f"{service.name}: {ORIGINAL}: {failures[ORIGINAL]}"
                 + (f" (and so did {others} mutants and benign variants)" if others else "")]
     requirement_of = {m.id: r.id for r in service.requirements for m in r.mutants}
-    problems = []
-    for implementation, error in failures.items():
+    for implementation in failures:
         if implementation in requirement_of:
-            checks[requirement_of[implementation]].problems.append(str(error))
-        else:
-            problems.append(f"{service.name}: {implementation}: {error}")
-    return problems
+            checks[requirement_of[implementation]].not_started.append(implementation)
+    return [f"{service.name}: {implementation}: {error}"
+            for implementation, error in failures.items()]
 
 
 class _Plan:

@@ -84,8 +84,9 @@ def validation_table(report: ValidationReport) -> Table:
         table.add_column(column)
     for check in report.checks:
         golden = check.golden.value if check.golden else "not run"
+        troubles = [*check.problems, *(f"{m} did not start (below)" for m in check.not_started)]
         status = "[green]sound[/]" if check.ok else \
-            f"[red]{escape('; '.join(check.problems) or 'not checked (see the problems below)')}[/]"
+            f"[red]{escape('; '.join(troubles) or 'not checked (see the problems below)')}[/]"
         table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
                       status)
     return table

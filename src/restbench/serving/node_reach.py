@@ -39,6 +39,7 @@ from pathlib import Path
 from restbench.benchmark.models import Service
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import edited_text
+from restbench.scratch import short_temporary_directory
 
 log = logging.getLogger(__name__)
 PROBE = Path(__file__).with_name("node_reach_probe.cjs")
@@ -144,7 +145,8 @@ class NodeReachProbe:
 
     def __init__(self, node_plan: NodePlan, tree: Path) -> None:
         self.plan = node_plan
-        self.folder = Path(tempfile.mkdtemp(prefix="restbench-reach-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="restbench-reach-",
+                                            dir=short_temporary_directory()))
         self.socket_path = self.folder / "probe.sock"
         self.plan_file = self.folder / "plan.json"
         self.plan_file.write_text(json.dumps({

@@ -32,7 +32,7 @@ from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.mutation.start_errors import start_failure
-from restbench.scratch import owned_folder
+from restbench.scratch import owned_folder, short_temporary_directory
 from restbench.serving import node_reach
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
@@ -252,7 +252,7 @@ class ServerPool:
         self._building: dict[tuple[str, str], asyncio.Lock] = {}
         # Control sockets: a short path (Unix socket paths are limited to 108 bytes), in a
         # folder only this user can enter.
-        self._sockets = owned_folder("restbench-ctl-")
+        self._sockets = owned_folder("restbench-ctl-", short_temporary_directory())
         # Implementation copies (and server logs) in memory where the machine has a tmpfs:
         # copying a service to a busy disk took tens of ms per implementation.
         self._sources, self._sources_held = make_held("restbench-src-", in_memory) \
