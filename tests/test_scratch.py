@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,10 +53,22 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.fixture
+def short_tmp_path() -> Iterator[Path]:
+    """A temporary directory short enough for sockets in it (pytest's, under a worker of
+    pytest-xdist, is not: the pools then put their sockets in /tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix="rbtest-", dir="/tmp"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_a_killed_harness_control_socket_folder_goes_with_the_next_pool(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        short_tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The folder of a pool's control sockets is owned like a scratch folder: a harness killed
     with SIGKILL leaves it, the next pool on the machine removes it."""
+    tmp_path = short_tmp_path
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("RESTBENCH_MEMORY_DIR", str(tmp_path))
     killed = subprocess.run([sys.executable, "-c", KILLED_POOL], capture_output=True, text=True,
