@@ -355,18 +355,21 @@ def statuses(stryker_file: Path) -> dict[str, str]:
     return {m["id"]: m["status"] for f in report["files"].values() for m in f["mutants"]}
 
 
-def can_mount_read_only() -> bool:
+def require_read_only_mounts() -> None:
+    """unshare(1) and user namespaces, to mount a folder read-only (the sandbox needs the same
+    namespaces): a test that needs them fails without, naming what to install."""
     if shutil.which("unshare") is None:
-        return False
-    return subprocess.run(["unshare", "--map-root-user", "--mount", "true"],
-                          capture_output=True, check=False).returncode == 0
+        pytest.fail("unshare is not installed: apt-get install -y util-linux")
+    if subprocess.run(["unshare", "--map-root-user", "--mount", "true"], capture_output=True,
+                      check=False).returncode != 0:
+        pytest.fail("unprivileged user namespaces are off: sysctl "
+                    "kernel.unprivileged_userns_clone=1")
 
 
-@pytest.mark.skipif(not can_mount_read_only(),
-                    reason="needs unshare(1) and user namespaces to mount a folder read-only")
 def test_a_run_folder_on_read_only_storage_is_reported(golden_run: Path, tmp_path: Path) -> None:
     """A reader of a WAL store creates its -shm file beside it, which read-only storage refuses
     (chmod would not: the tests may run as root); here the folder is a read-only bind mount."""
+    require_read_only_mounts()
     folder = tmp_path / "read-only"
     folder.mkdir()
     for name in ("scores.json", "results.sqlite3"):
