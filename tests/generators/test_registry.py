@@ -92,6 +92,13 @@ class Stuck:
         return GeneratedTest("")
 
 
+class Huge(EchoStatusGenerator):
+    """Returns a test over the size a generated test may have."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest("# " + "x" * (2 * 2**20) + "\n")
+
+
 class Picky:
     name = "picky"
     refines = False
@@ -163,7 +170,7 @@ def test_bad_generators_are_named_in_the_error() -> None:
 def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes_on(
         tmp_path: Path) -> None:
     specs = (GeneratorSpec(f"{__name__}:NotATest"), GeneratorSpec(f"{__name__}:EchoStatusGenerator"),
-             GeneratorSpec(f"{__name__}:BadlyFilled"))
+             GeneratorSpec(f"{__name__}:BadlyFilled"), GeneratorSpec(f"{__name__}:Huge"))
     result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=specs,
                                                  output_dir=tmp_path)))
     validity = {(row.generator, row.variant): row.score.validity_rate for row in result.rows}
@@ -174,7 +181,9 @@ def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes
                                     "WHERE status = 'error'"))
     assert errors == {
         specs[0].name: "TypeError: generate() returned str, not GeneratedTest",
-        specs[2].name: "TypeError: generate() returned a GeneratedTest whose code is int, not str"}
+        specs[2].name: "TypeError: generate() returned a GeneratedTest whose code is int, not str",
+        specs[3].name: "TypeError: generate() returned a test of 2.0 MiB, over the 1 MiB that a "
+                       "generated test may have"}
 
 
 def test_a_constructor_that_refuses_its_arguments_is_one_error() -> None:

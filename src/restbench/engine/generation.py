@@ -29,6 +29,9 @@ from restbench.store import GenerationRow
 from restbench.store.sqlite import digest
 
 NO_MODEL = "-"
+# The most a generated test may hold: the store keeps every test whole, and the largest the
+# built-in generators write are ~66 KB (Schemathesis cases).
+CODE_LIMIT_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,10 @@ def _not_a_test(test: object) -> str:
             and all(isinstance(n, int) for n in (cost.input_tokens, cost.output_tokens))):
         return f"a GeneratedTest whose cost is {cost!r}, not Cost(usd, input_tokens, " \
             "output_tokens) of numbers"
+    size = len(test.code.encode("utf-8", "replace"))
+    if size > CODE_LIMIT_BYTES:
+        return f"a test of {size / 2**20:.1f} MiB, over the {CODE_LIMIT_BYTES // 2**20} MiB " \
+            "that a generated test may have"
     if not isinstance(test.runner, str):
         return f"a GeneratedTest whose runner is {type(test.runner).__name__}, not str"
     if not isinstance(test.details, dict):
