@@ -318,3 +318,20 @@ def test_a_deep_temporary_directory_still_holds_the_servers_sockets(tmp_path: Pa
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "all sound" in done.stdout
+
+
+def test_a_resumed_run_still_leaves_out_what_the_tests_never_reached(tmp_path: Path) -> None:
+    """What a test never reached on the original is kept with its execution there: a run that
+    resumes after only those executions were made leaves out the same executions."""
+    args = ("run", "-s", "todo", "-R", "TODO-01,TODO-02", "-V", "precise", "-g", "golden",
+            "-o", tmp_path)
+    first = restbench(*args)
+    assert first.returncode == 0, first.stderr
+    assert "1 not needed (the mutated code was never reached)" in first.stdout
+    before = _outcomes(tmp_path / "results.sqlite3")
+    with sqlite3.connect(tmp_path / "results.sqlite3") as store:  # as if stopped right there
+        store.execute("DELETE FROM executions WHERE implementation != 'original'")
+    resumed = restbench(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "11 executions made, 2 reused, 1 not needed" in resumed.stdout
+    assert _outcomes(tmp_path / "results.sqlite3") == before

@@ -158,8 +158,6 @@ class _Runner:
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
                        "executions": 0, "executions_reused": 0, "executions_inferred": 0,
                        "executions_implied": 0}
-        # By the key of a test's execution on the original: what it never reached there.
-        self._unreached: dict[str, tuple[str, ...]] = {}
         # Each cell's generation once made (None if it never is), by where it sits in the
         # matrix: a test looks up the tests that may imply its pass (engine.implied) there.
         self._made: dict[tuple[str, ...], list[asyncio.Future[GenerationRow | None]]] = {}
@@ -332,7 +330,7 @@ class _Runner:
             if self.store.outcome(original_key) != Outcome.PASS.value:
                 return
             service = next(s for s in self.services if s.name == g.service)
-            unreached = set(self._unreached.get(original_key, ())) \
+            unreached = set(self.store.unreached(original_key)) \
                 if self.config.infer_unreached else set()
             stronger = await self._stronger_tests(g) if self.config.infer_unreached else []
             await self._run_targets(g, [m.id for m in service.requirement(g.requirement).mutants]
@@ -444,7 +442,7 @@ class _Runner:
     async def _run(self, jobs: list[Job], backend: ExecutionBackend) -> None:
         def save(job: Job, result: ExecutionResult) -> None:
             if result.unreached:
-                self._unreached[job.key] = result.unreached
+                self.store.save_unreached(job.key, result.unreached)
             self.store.save_execution(ExecutionRow(
                 job.key, digest_code(job.code), job.implementation.service.name,
                 job.implementation.id, job.implementation.fingerprint(), result.outcome.value,

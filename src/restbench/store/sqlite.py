@@ -60,6 +60,10 @@ CREATE TABLE IF NOT EXISTS executions (
     exchanges TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS reach (
+    key TEXT PRIMARY KEY,  -- an execution's key: a test on an original
+    unreached TEXT NOT NULL  -- the mutants and benign variants whose edit it never ran
+);
 CREATE TABLE IF NOT EXISTS llm_calls (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -219,6 +223,15 @@ class ResultStore:
             (row.key, row.code_sha, row.service, row.implementation,
              row.implementation_fingerprint, row.outcome, row.reason, row.duration_s,
              row.output, json.dumps(row.tests), json.dumps(row.exchanges), time.time()))
+
+    def unreached(self, key: str) -> tuple[str, ...]:
+        """The edits the execution `key` (a test on an original) never reached; () if unknown."""
+        row = self._db.execute("SELECT unreached FROM reach WHERE key = ?", (key,)).fetchone()
+        return () if row is None else tuple(json.loads(row[0]))
+
+    def save_unreached(self, key: str, implementations: tuple[str, ...]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO reach VALUES (?, ?)",
+                         (key, json.dumps(list(implementations))))
 
     def llm_call(self, key: str) -> dict[str, Any] | None:
         """A model's stored answer to an identical earlier request (the request holds no key)."""
