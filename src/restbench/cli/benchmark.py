@@ -45,7 +45,7 @@ from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
 from restbench.llm.config import CONFIG_ENV
 from restbench.reports import score_table, validation_table, write_results
-from restbench.reports.export import total_cost
+from restbench.reports.export import SCORE_FILES, total_cost
 from restbench.reports.summary import generation_failure_summary
 from restbench.reports.table import services_table, usd
 
@@ -253,13 +253,9 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
         fail(generation_failure_summary(counts), code=1)
 
 
-# What `run` writes beside its store once it has finished (reports.export.write_results).
-SCORE_FILES = ("scores.json", "scores.csv", "requirements.csv")
-
-
 def _check_score_files(output_dir: Path) -> None:
     """A folder or a read-only file where the scores go is found before the run, not after."""
-    for name in SCORE_FILES:
+    for name in SCORE_FILES.values():
         path = output_dir / name
         if path.is_dir():
             raise RestbenchError(f"{path}: is a folder; the run writes its scores there: move "

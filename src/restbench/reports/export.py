@@ -61,11 +61,15 @@ def total_cost(result: RunResult) -> dict[str, float | int]:
             "output_tokens": sum(r.output_tokens for r in rows)}
 
 
+# The files `write_results` writes beside the store, by their key in its answer.
+SCORE_FILES = {"json": "scores.json", "csv": "scores.csv", "requirements": "requirements.csv"}
+
+
 def write_results(result: RunResult, output_dir: Path) -> dict[str, Path]:
     output_dir.mkdir(parents=True, exist_ok=True)
     flat = [_flat(row) for row in result.rows]
-    files = {"json": output_dir / "scores.json", "csv": output_dir / "scores.csv",
-             "requirements": output_dir / "requirements.csv", "store": result.store_path}
+    files = {key: output_dir / name for key, name in SCORE_FILES.items()}
+    files["store"] = result.store_path
     files["json"].write_text(json.dumps(
         {"scores": flat, "requirements": result.per_requirement, "counts": result.counts,
          "total_cost": total_cost(result)},
@@ -75,4 +79,4 @@ def write_results(result: RunResult, output_dir: Path) -> dict[str, Path]:
     return files
 
 
-__all__ = ["total_cost", "write_results"]
+__all__ = ["SCORE_FILES", "total_cost", "write_results"]
