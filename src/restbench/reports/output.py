@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from restbench.errors import RestbenchError
+from restbench.paths import file_in_the_way
 
 
 class OutputError(RestbenchError):
@@ -17,6 +18,6 @@ def write_output(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        file = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        file = file_in_the_way(path)
         why = f"{file} is a file, not a folder" if file is not None else exc.strerror or str(exc)
         raise OutputError(f"{path}: cannot write it ({why})") from None

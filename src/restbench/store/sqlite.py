@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench.errors import RestbenchError
+from restbench.paths import file_in_the_way
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -118,7 +119,7 @@ class ExecutionRow:
 
 
 def _unmakeable(path: Path, exc: OSError) -> str:
-    blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
+    blocker = file_in_the_way(path)
     if blocker is not None:
         return f"{path}: cannot make its folder: {blocker} is a file, not a folder"
     return f"{path}: cannot make its folder {path.parent}: {exc.strerror}"
