@@ -184,7 +184,7 @@ class _Evaluation:
         self.results: list[CaseResult] = []
         self.planned = 0
         self.settings: dict[str, Any] = {}
-        self._service_keys: dict[str, str] = {}
+        self._target_keys: dict[str, str] = {}
         self.started = time.monotonic()
         self._write_lock = asyncio.Lock()
 
@@ -193,20 +193,25 @@ class _Evaluation:
                        {"duration_s": round(time.monotonic() - self.started, 2)})
 
     def case_key(self, case: EvalCase, target: _Target) -> str:
-        """What a case's result depends on: the case, its service's code and OpenAPI document,
-        and the settings that reach the agent or the scores."""
-        config = self.config
-        name = target.service.name
-        if name not in self._service_keys:
-            self._service_keys[name] = implementations_of(target.service)[ORIGINAL].fingerprint()
-        service = self._service_keys[name]
+        """What a case's result depends on: the case, and its target's key."""
         return digest("agent-case", case.suite, case.path, case.name, case.intent,
                       case.expected.response, case.expected.keywords,
-                      [c.as_dict() for c in case.expected.tool_calls], target.service.name,
-                      service, target.openapi, config.agent, config.agent_args, config.model,
-                      config.judge_model if config.scoring is ResponseScoring.LLM_JUDGE else None,
-                      config.scoring.value, config.match_args.value, config.max_steps,
-                      config.case_timeout_s, DatabaseChoice.parse(config.database).describe())
+                      [c.as_dict() for c in case.expected.tool_calls],
+                      self._target_key(target))
+
+    def _target_key(self, target: _Target) -> str:
+        """What every case of `target` depends on: its service's code and OpenAPI document, and
+        the settings that reach the agent or the scores (made once per service)."""
+        name = target.service.name
+        if name not in self._target_keys:
+            config = self.config
+            self._target_keys[name] = digest(
+                name, implementations_of(target.service)[ORIGINAL].fingerprint(),
+                target.openapi, config.agent, config.agent_args, config.model,
+                config.judge_model if config.scoring is ResponseScoring.LLM_JUDGE else None,
+                config.scoring.value, config.match_args.value, config.max_steps,
+                config.case_timeout_s, DatabaseChoice.parse(config.database).describe())
+        return self._target_keys[name]
 
     def reuse(self, finished: dict[str, CaseResult], work: list[tuple[int, EvalCase, _Target]]
               ) -> list[tuple[int, EvalCase, _Target]]:
