@@ -146,6 +146,14 @@ class OpenAPI(_Strict):
         return self
 
 
+def renamed(names: object, aliases: dict[str, str]) -> object:
+    """A list of names as given, with each alias replaced by the name it stands for (anything
+    else is left for the model to refuse)."""
+    if not isinstance(names, list):
+        return names
+    return [aliases.get(name, name) if isinstance(name, str) else name for name in names]
+
+
 class Storage(_Strict):
     databases: list[Literal["own", "sqlite", "postgres"]] = Field(default=["own"], min_length=1)
 
@@ -153,8 +161,7 @@ class Storage(_Strict):
     @classmethod
     def _postgresql_too(cls, value: object) -> object:
         # requirements.yaml says postgresql: the same name is taken here
-        return [{"postgresql": "postgres"}.get(v, v) if isinstance(v, str) else v
-                for v in value] if isinstance(value, list) else value
+        return renamed(value, {"postgresql": "postgres"})
 
     @model_validator(mode="after")
     def _own_alone(self) -> Storage:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from restbench.benchmark.manifest import Manifest
+from restbench.benchmark.manifest import Manifest, renamed
 from restbench.benchmark.text_files import read_text
 
 
@@ -25,9 +25,6 @@ class Database(str, enum.Enum):
 
     SQLITE = "sqlite"
     POSTGRESQL = "postgresql"
-
-
-POSTGRES_ALIASES = {"postgres": "postgresql"}
 
 
 class MutantKind(str, enum.Enum):
@@ -129,10 +126,9 @@ class ServiceData(_Strict):
 
     @field_validator("databases", mode="before")
     @classmethod
-    def _postgres_too(cls, value: Any) -> Any:
+    def _postgres_too(cls, value: object) -> object:
         # `--db` and service.toml say postgres: the same name is taken here
-        return [POSTGRES_ALIASES.get(v, v) if isinstance(v, str) else v for v in value] \
-            if isinstance(value, list) else value
+        return renamed(value, {"postgres": "postgresql"})
 
 
 @dataclass(frozen=True)

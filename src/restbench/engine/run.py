@@ -75,7 +75,8 @@ class RunConfig:
         object.__setattr__(self, "variants", tuple(Variant(v) for v in self.variants))
 
     def describe(self) -> dict[str, Any]:
-        return {"services": [recorded_name(s) for s in self.services], "variants": [v.value for v in self.variants],
+        return {"services": [recorded_name(s) for s in self.services],
+                "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
                 "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),
