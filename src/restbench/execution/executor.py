@@ -122,10 +122,14 @@ class _Worker:
             await self.process.wait()
 
     def kill(self) -> None:
+        if self.process.returncode is not None:
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        # os.kill, not Process.kill: that polls (reaps) the process first, racing asyncio's child
+        # watcher, which then logs "Unknown child process pid N" (seen on Ctrl-C).
         with contextlib.suppress(ProcessLookupError):
-            self.process.kill()
+            os.kill(self.process.pid, signal.SIGKILL)
 
 
 def _read_memory_file(fd: int, head: int, tail: int = 0) -> tuple[bytes, int]:

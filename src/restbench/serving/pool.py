@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import shutil
+import signal
 import socket
 import sys
 from collections.abc import Iterable
@@ -538,7 +539,7 @@ class ServerPool:
                 try:
                     await asyncio.wait_for(self._launcher.wait(), timeout=10)
                 except TimeoutError:
-                    self._launcher.kill()
+                    os.kill(self._launcher.pid, signal.SIGKILL)  # not .kill(): see _Worker.kill
                     await self._launcher.wait()
             if self._reader is not None:
                 await asyncio.wait([self._reader], timeout=10)
