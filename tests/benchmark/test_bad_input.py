@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -320,3 +323,30 @@ def test_postgres_and_postgresql_name_the_same_database_in_both_files(mini_servi
     edit(mini_service, "benign:\n", "databases: [sqlite, postgres]\nbenign:\n")
     assert [d.value for d in load_service(mini_service).data.databases] == ["sqlite", "postgresql"]
     assert Storage(databases=["postgresql"]).databases == ["postgres"]
+
+
+def test_a_name_given_twice_is_scored_once(mini_service: Path, tmp_path: Path) -> None:
+    """Before: `-g golden,golden` scored golden twice, doubling its generations (and, for a
+    model, its cost and tokens) in the totals."""
+    done = restbench("run", "-s", mini_service, "-g", "golden,golden", "-g", "golden",
+                     "-V", "precise", "-V", "precise", "-o", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    requirements = len(load_service(mini_service).requirements)
+    assert f"{requirements} generations made, 0 reused" in done.stdout, done.stdout
+
+
+def test_a_table_off_a_terminal_is_never_squeezed(tmp_path: Path) -> None:
+    """Before: off a terminal the console was 200 columns wide, and a wider table (refine's,
+    with a model) ended its columns in "…", numbers too."""
+    script = ("from rich.table import Table\n"
+              "from restbench.cli.common import console\n"
+              "table = Table()\n"
+              "for n in range(8):\n"
+              "    table.add_column(f'column {n} ' + 'h' * 30, no_wrap=True)\n"
+              "table.add_row(*['100.0%' + '9' * 30] * 8)\n"
+              "console.print(table)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "80"}, cwd=tmp_path, check=True)
+    assert "…" not in done.stdout
+    assert done.stdout.count("100.0%" + "9" * 30) == 8
+    assert "column 7 " + "h" * 30 in done.stdout

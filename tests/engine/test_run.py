@@ -159,8 +159,11 @@ def test_interrupted_run_resumes_with_the_same_numbers(
     assert process.returncode != 0
     if stop_signal != signal.SIGKILL:  # SIGTERM ends it as Ctrl-C does
         assert process.returncode == 130, stderr
+        # the last line: before, stopping the progress bars drew them again below it
+        assert stderr.strip().splitlines()[-1].startswith("error: interrupted"), stderr
         assert "rerun the same command to resume" in stderr
         assert "Traceback" not in stderr
+        assert "Unknown child process" not in stderr  # asyncio's, when a kill reaped a worker
         assert list(scratch.iterdir()) == []
     partial = sqlite3.connect(store).execute("SELECT count(*) FROM executions").fetchone()[0]
 

@@ -34,14 +34,27 @@ from restbench.engine import (
 from restbench.errors import RestbenchError
 from restbench.generators import GeneratorSpec
 
-# Tables are wide; when output goes to a file or a pipe, do not squeeze them into 80 columns.
-console = Console(width=None if Console().is_terminal else 200)
+# Tables are wide; when output goes to a file or a pipe (a CI log), never squeeze them: a squeezed
+# column ends in "…", also a number's. A terminal squeezes to its width.
+UNLIMITED_WIDTH = 100_000
+console = Console(width=None if Console().is_terminal else UNLIMITED_WIDTH)
 # Off a terminal (a CI log, a pipe) a note, problem or error stays on its one line; rich would
 # wrap it at 80 columns. A terminal wraps as it always did.
 errors = Console(stderr=True, soft_wrap=not Console(stderr=True).is_terminal)
 
 
+# The progress bars on screen, stopped before an error is printed: stopping redraws them, and the
+# error should be the last line (on Ctrl-C, the bars were drawn again below it).
+_shown_bars: list[Progress] = []
+
+
+def _stop_bars() -> None:
+    for bars in _shown_bars:
+        bars.stop()
+
+
 def fail(message: str, code: int = 2) -> None:
+    _stop_bars()
     errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     sys.exit(code)
 
@@ -66,7 +79,11 @@ def progress() -> Iterator[Callable[[Event], None]]:
             bars.console.print(f"[yellow]note:[/] {escape(event.message)}", highlight=False)
 
     with bars:
-        yield handle
+        _shown_bars.append(bars)
+        try:
+            yield handle
+        finally:
+            _shown_bars.remove(bars)
 
 
 def print_notice(event: Event) -> None:
@@ -85,6 +102,7 @@ def user_errors(interrupted: str) -> Iterator[None]:
     try:
         yield
     except RestbenchError as exc:
+        _stop_bars()
         for line in str(exc).splitlines():
             errors.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
         sys.exit(2)
@@ -93,7 +111,10 @@ def user_errors(interrupted: str) -> Iterator[None]:
 
 
 def split(values: tuple[str, ...]) -> list[str]:
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+    """Repeated and comma-separated values, each once, in the order given: `-m a,a` would
+    otherwise score model a twice and count its generations and cost twice."""
+    parts = (part.strip() for value in values for part in value.split(","))
+    return list(dict.fromkeys(part for part in parts if part))
 
 
 def generator_specs(names: list[str], args: tuple[str, ...]) -> list[GeneratorSpec]:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from restbench import __version__
 from restbench.benchmark import Service, Variant, recorded_name, resolve_services
@@ -48,7 +48,12 @@ from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 ALL_SERVICES = "all"
+
+
+def _once(values: Iterable[_T]) -> tuple[_T, ...]:
+    return tuple(dict.fromkeys(values))
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,15 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         # From Python the wordings may be named as on the command line: variants=("precise",).
-        object.__setattr__(self, "variants", tuple(Variant(v) for v in self.variants))
+        # A value given twice counts once: models=("a", "a") would score model a twice and
+        # count its generations and cost twice in the totals.
+        object.__setattr__(self, "variants", _once(Variant(v) for v in self.variants))
+        for name in ("services", "models", "requirements"):
+            object.__setattr__(self, name, _once(getattr(self, name)))
+        by_key: dict[tuple[str, tuple[tuple[str, str], ...]], GeneratorSpec] = {}
+        for spec in self.generators:
+            by_key.setdefault((spec.name, tuple(sorted(spec.args.items()))), spec)
+        object.__setattr__(self, "generators", tuple(by_key.values()))
 
     def describe(self) -> dict[str, Any]:
         return {"services": [recorded_name(s) for s in self.services],
