@@ -278,10 +278,28 @@ def test_a_python_service_without_its_app_folder(mini_service: Path, command: st
 def test_a_port_out_of_range(port: str) -> None:
     """Before: 70000 said it served on :70000 while it listened on 4464 (70000 - 65536), and -5
     failed inside uvicorn with a cryptic socket error."""
-    done = restbench("serve", "todo", "--port", port, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in done.stderr
+    message = one_line_error(restbench("serve", "todo", "--port", port, timeout=60))
+    assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in message
+
+
+@pytest.mark.parametrize(("args", "problem"), [
+    (["run", "--bogus"], "error: No such option '--bogus'"),
+    (["serve"], "error: Missing argument 'SERVICE'. ("),
+    (["run", "-V", "nope"], "error: Invalid value for '-V' / '--variant': 'nope' is not one of"),
+    (["nosuchcommand"], "error: No such command 'nosuchcommand'. ("),
+], ids=["option", "argument", "choice", "command"])
+def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:
+    """Before: click's four lines (usage, hint, an empty line, `Error: ...`)."""
+    message = one_line_error(restbench(*args, timeout=60))
+    assert message.startswith(problem), message
+    assert message.endswith(f"{args[0] if args[0] == 'serve' else ''} -h' for help)"), message
+
+
+def test_help_and_version_still_exit_0() -> None:
+    for args in (["-h"], ["run", "-h"], ["--version"]):
+        done = restbench(*args, timeout=60)
+        assert done.returncode == 0, (args, done.stderr)
+        assert done.stdout.strip() and not done.stderr, args
 
 
 def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) -> None:

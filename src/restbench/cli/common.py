@@ -146,7 +146,35 @@ def run_async(coroutine: Any, interrupted: str = RESUMABLE) -> Any:
         fail(interrupted, code=130)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
+
+
+class _OneLineUsageErrors(click.Group):
+    """click's usage errors (a bad option value, a missing argument) on one `error:` line, as
+    restbench's own, instead of click's usage, hint and error lines."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("standalone_mode", True):
+            return super().main(*args, **kwargs)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Exit as exc:  # --help, --version
+            sys.exit(exc.exit_code)
+        except click.Abort:  # Ctrl-C or end of input at a prompt
+            fail("aborted", code=1)
+        except _NO_ARGS_IS_HELP as exc:  # `restbench` alone: the help, as click shows it
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f"'{exc.ctx.command_path} -h'" if exc.ctx is not None else "-h"
+            fail(f"{' '.join(exc.format_message().split())} ({hint} for help)",
+                 code=exc.exit_code)
+        except click.ClickException as exc:
+            fail(" ".join(exc.format_message().split()), code=exc.exit_code)
+        sys.exit(0)
+
+
+@click.group(cls=_OneLineUsageErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log what the harness does.")
 @click.version_option(package_name="restbench")
 def main(verbose: bool) -> None:
