@@ -17,7 +17,7 @@ from restbench.errors import GeneratorError, RestbenchError
 from restbench.generators import GeneratedTest, GenerationTask, GeneratorSpec, load_generator
 from restbench.generators.base import Cost
 from restbench.generators.registry import available_generators
-from tests.cli_helpers import start_interruptible
+from tests.cli_helpers import restbench, start_interruptible
 
 MINI = Path(__file__).parents[1] / "fixtures" / "mini"
 
@@ -255,3 +255,30 @@ def test_ctrl_c_does_not_wait_for_a_plain_generate_under_way(tmp_path: Path) -> 
         process.kill()
     assert process.returncode == 130, stderr
     assert "rerun the same command to resume" in stderr
+
+
+def test_a_generation_of_an_edited_generator_is_not_reused(tmp_path: Path) -> None:
+    """Before: the store's generations were keyed by the generator's name and arguments only,
+    so a rerun after editing one's own generator silently scored the old code's tests."""
+    source = tmp_path / "restbench_edited_gen.py"
+
+    def write_generator(body: str) -> None:
+        source.write_text("from restbench.generators import GeneratedTest\n"
+                          "class Gen:\n    name = 'edited'\n    refines = False\n"
+                          "    def generate(self, task):\n"
+                          f"        return GeneratedTest('def test_it():\\n    {body}\\n')\n")
+
+    def run() -> str:
+        done = restbench("run", "-s", MINI, "-R", "MINI-01", "-V", "precise",
+                         "-g", "restbench_edited_gen:Gen", "-o", tmp_path / "out", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    write_generator("pass")
+    assert "1 generations made, 0 reused" in run()
+    assert "0 generations made, 1 reused" in run()
+    write_generator("assert 1 + 1 == 2")
+    assert "1 generations made, 0 reused" in run()
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite3") as db:
+        codes = sorted(code for (code,) in db.execute("SELECT code FROM generations"))
+    assert codes == ["def test_it():\n    assert 1 + 1 == 2\n", "def test_it():\n    pass\n"]

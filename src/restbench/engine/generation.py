@@ -46,12 +46,16 @@ class GenerationRequest:
     repetition: int
     target: str
     fresh_calls: bool = False  # ask the model again even where the call cache has the answer
+    # A digest of the generator's source file (registry.code_fingerprint), for generators outside
+    # restbench: a generation that an edited generator made is not reused. "" for restbench's own.
+    code_fingerprint: str = ""
 
     @property
     def key(self) -> str:
         return digest("generation", self.spec.name, self.spec.args, self.model,
                       self.service.name, self.requirement_id, self.variant.value,
-                      self.repetition, self.target)
+                      self.repetition, self.target,
+                      *((self.code_fingerprint,) if self.code_fingerprint else ()))
 
 
 async def generate(request: GenerationRequest, generator: Generator, openapi: dict[str, Any], *,

@@ -33,7 +33,7 @@ from restbench.generators import (
     GeneratorSpec,
 )
 from restbench.generators.llm import THROUGH_RESTBENCH_ENDPOINTS
-from restbench.generators.registry import load_generator
+from restbench.generators.registry import code_fingerprint, load_generator
 from restbench.llm import ModelSettings, check_credentials
 from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
@@ -218,6 +218,7 @@ class _Runner:
     def cells(self) -> list[_Cell]:
         cells = []
         for spec, generator in self.generators:
+            fingerprint = code_fingerprint(generator)
             models = (list(self.config.models) or [NO_MODEL]) \
                 if getattr(generator, "uses_model", False) else [NO_MODEL]
             for model in models:
@@ -230,7 +231,7 @@ class _Runner:
                             for repetition in range(self.config.repetitions):
                                 cells += [_Cell(GenerationRequest(
                                     spec, model, service, requirement.id, variant, repetition,
-                                    target, self.config.fresh), generator)
+                                    target, self.config.fresh, fingerprint), generator)
                                     for target in targets]
         return cells
 
