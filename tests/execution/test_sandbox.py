@@ -197,6 +197,32 @@ def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> N
     assert after.outcome is Outcome.PASS, after.reason
 
 
+def test_a_cancelled_execution_frees_its_worker_slot(tmp_path: Path) -> None:
+    """A cancelled execution (its generation out of time) kills its worker. Before, the slot
+    stayed taken: with one worker, the next execution waited for an idle one forever."""
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    sleeper = "import time\ndef test_x():\n    time.sleep(20)\n"
+
+    async def scenario() -> tuple[int | None, ExecutionResult]:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
+            await asyncio.sleep(1.0)
+            cancelled = executor._all[0].process
+            pending.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await pending
+            await server.reset()
+            after = await asyncio.wait_for(
+                executor.execute(CASES["canonical_url"], server.base_url), 30)
+            return await cancelled.wait(), after
+
+    killed_code, after = asyncio.run(scenario())
+    assert killed_code == -signal.SIGKILL
+    assert after.outcome is Outcome.PASS, after.reason
+
+
 
 def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Path) -> None:
     """Ctrl-C during start-up: __aexit__ never runs, so __aenter__ itself must stop the workers

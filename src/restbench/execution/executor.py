@@ -387,8 +387,9 @@ class Executor:
             await self._replace(worker)
             return ExecutionResult(Outcome.ERROR, self.timeout_s,
                                    reason=f"worker failed: {exc or type(exc).__name__}")
-        except BaseException:  # interrupted: this worker's state is unknown, so it goes
-            worker.kill()
+        except BaseException:  # interrupted or cancelled: this worker's state is unknown
+            worker.kill()  # and it goes; close() still waits for it. A cancelled execution (a
+            self._kept[worker.schemathesis] -= 1  # generation out of time) frees its slot.
             raise
         else:
             self._idle[worker.schemathesis].put_nowait(worker)
