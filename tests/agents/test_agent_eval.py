@@ -367,6 +367,27 @@ def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> N
     assert json.loads(schema.stdout)["$defs"]["ToolCall"]["required"] == ["name"]
 
 
+@pytest.mark.parametrize(("change", "extra", "problem"), [
+    # Before: "unknown service ...", naming neither the file nor the field, after an empty line
+    ({"service": "nosuchservice"}, (), "{path}: $.service: unknown service 'nosuchservice': "),
+    ({}, ("-s", "nosuchservice"), "--service: unknown service 'nosuchservice': "),
+    # Before: accepted, two results with the same name
+    ({"test_cases": [SUITE["test_cases"][0]] * 2}, (),
+     "{path}: $.test_cases[1].name: duplicate test name 'perfect' in suite 'todo'"),
+])
+def test_a_bad_service_or_a_duplicate_name_is_one_line_naming_file_and_field(
+        tmp_path: Path, change: dict[str, Any], extra: tuple[str, ...], problem: str) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"name": "todo", "test_cases": SUITE["test_cases"][:1],
+                                **change}))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a", "golden", *extra,
+                     cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: " + problem.format(path=path))
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: None,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A keyword already in the intent scores under CUGA's keyword score, not grounded."""

@@ -160,6 +160,15 @@ async def list_tools(name: str, database: str = "sqlite") -> list[Tool]:
             return (await service_tools(name, pool))[2]
 
 
+def _check_service(name: str, suite: EvalSuite, config: EvalConfig) -> None:
+    """An unknown service is an error naming where its name came from."""
+    try:
+        resolve_services([name])
+    except RestbenchError as exc:
+        where = "--service" if config.service else f"{config.test_file}: {suite.path}.service"
+        raise RestbenchError(f"{where}: {exc}") from None
+
+
 async def load_targets(suites: list[EvalSuite], config: EvalConfig,
                        pool: ServerPool) -> tuple[dict[str, _Target], list[str]]:
     """The services the suites run against, by name, and a warning per expected tool name that
@@ -167,6 +176,8 @@ async def load_targets(suites: list[EvalSuite], config: EvalConfig,
     wanted: dict[str, list[EvalSuite]] = {}
     for suite in suites:
         wanted.setdefault(_service_of(suite, config.service, config.test_file), []).append(suite)
+    for name, its_suites in wanted.items():
+        _check_service(name, its_suites[0], config)
     targets: dict[str, _Target] = {}
     problems: list[str] = []
     for name, its_suites in wanted.items():
