@@ -241,6 +241,53 @@ def test_a_plugin_agent_by_module_attribute_graded_by_a_judge(
         "POST /users/login", "GET /todos"]
 
 
+def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
+        tmp_path: Path, fake_env: None) -> None:
+    """Before: a judge down (HTTP 500) gave the case 0.0, and one answering with code 1.0 (the
+    "8000" of localhost:8000 read as 80, clamped): both went into avg_response_score."""
+    suite = {"name": "todo", "test_cases": [
+        _case(name, intent, PERFECT, [], [(LOGIN, ALICE), (LIST, {})])
+        for name, intent in (("down", "Judge down."), ("code", "Judge answers with code."),
+                             ("scored", "Judge scores."))]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    verdicts = {"Judge down.": Reply(status=500),
+                "Judge answers with code.": Reply(
+                    content='```python\nBASE_URL = "http://localhost:8000"\n```',
+                    usage=(40, 10)),
+                "Judge scores.": Reply(content='{"score": 0.5, "reason": "half"}')}
+
+    def reply(request: dict[str, Any]) -> Reply:
+        return next(v for intent, v in verdicts.items()
+                    if intent in request["messages"][1]["content"])
+
+    with FakeLLMServer(reply) as judge:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[defaults]\nbase_url = "{judge.base_url}"\nmax_retries = 0\n'
+                          '[models.judge]\nmodel = "judge"\nprice = "gpt-5-mini"\n')
+        done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
+                         "-a", "golden", "--scoring", "llm-judge", "--judge-model", "judge",
+                         "--llm-config", config, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "error: 2 of 3 cases ended in an error" in done.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    results = {r["test_name"]: r for r in data["results"]}
+    assert [results[n]["score"]["response_score"] for n in ("down", "code", "scored")] == \
+        [None, None, 0.5]
+    assert "HTTP 500" in results["down"]["agent"]["error"]
+    assert "gave no score (a JSON object with a \"score\" from 0 to 1)" in \
+        results["code"]["agent"]["error"]
+    assert results["code"]["judge"]["input_tokens"] == 40  # a judge answer is paid for
+    summary = data["summary"]
+    assert (summary["avg_response_score"], summary["response_scored_tests"]) == (0.5, 1)
+    assert summary["errors"] == 2 and summary["judge_cost_usd"] > 0
+    footer = next(line for line in done.stdout.splitlines() if "average of 3" in line)
+    assert "0.50 (of 1)" in footer
+    assert f"judge ${summary['judge_cost_usd']:.4f}" in footer
+    with (tmp_path / "out" / "results.csv").open() as handle:
+        assert [r["response_score"] for r in csv.DictReader(handle)] == ["", "", "0.5"]
+
+
 def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(tmp_path: Path) -> None:
     suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
     path = tmp_path / "hang.json"
@@ -318,6 +365,27 @@ def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> N
     assert "agent 'llm' needs a model: pass --model NAME" in missing_model.stderr
     schema = restbench("agent-eval", "--schema", cwd=tmp_path)
     assert json.loads(schema.stdout)["$defs"]["ToolCall"]["required"] == ["name"]
+
+
+@pytest.mark.parametrize(("change", "extra", "problem"), [
+    # Before: "unknown service ...", naming neither the file nor the field, after an empty line
+    ({"service": "nosuchservice"}, (), "{path}: $.service: unknown service 'nosuchservice': "),
+    ({}, ("-s", "nosuchservice"), "--service: unknown service 'nosuchservice': "),
+    # Before: accepted, two results with the same name
+    ({"test_cases": [SUITE["test_cases"][0]] * 2}, (),
+     "{path}: $.test_cases[1].name: duplicate test name 'perfect' in suite 'todo'"),
+])
+def test_a_bad_service_or_a_duplicate_name_is_one_line_naming_file_and_field(
+        tmp_path: Path, change: dict[str, Any], extra: tuple[str, ...], problem: str) -> None:
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps({"name": "todo", "test_cases": SUITE["test_cases"][:1],
+                                **change}))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a", "golden", *extra,
+                     cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: " + problem.format(path=path))
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: None,

@@ -93,5 +93,17 @@ def test_semantic_scores_with_the_packaged_model() -> None:
 def test_judge_answers_are_read_as_a_score() -> None:
     assert _read('Sure. {"score": 0.8, "reason": "one fact missing"}') == (0.8,
                                                                           "one fact missing")
-    assert _read("Score: 7/10")[0] == pytest.approx(0.7)
+    assert _read('```json\n{"score": 1, "reason": "same"}\n```') == (1.0, "same")
     assert _read("no idea")[0] is None
+
+
+@pytest.mark.parametrize("answer", [
+    # Before: the first number in the text, rescaled: "8000" of the port read as 80 -> 1.0.
+    '```python\nBASE_URL = "http://localhost:8000"\n```',
+    "Score: 7/10",
+    # Before: clamped to 1.0 (while "8" in plain text was read as 0.8).
+    '{"score": 8, "reason": "good"}',
+    '{"score": -0.5}', '{"score": "0.8"}', '{"score": true}', '{"reason": "no score"}',
+])
+def test_a_judge_answer_without_a_score_from_0_to_1_is_no_score(answer: str) -> None:
+    assert _read(answer)[0] is None

@@ -55,7 +55,7 @@ def test_every_problem_is_reported_with_its_json_path() -> None:
 
 def test_a_list_of_suites_and_the_arguments_synonym() -> None:
     first = {"name": "one", "test_cases": [_case(tool_calls=[{"name": "t", "arguments": {"a": 1}}])]}
-    second = {"test_cases": [_case(), _case(keywords=["k"])]}
+    second = {"test_cases": [_case(), _case(keywords=["k"]) | {"name": "c2"}]}
     suites = parse_suites([first, second], "dir/many.json")
     assert [s.name for s in suites] == ["one", "many-2"]
     assert suites[0].cases[0].expected.tool_calls[0].args == {"a": 1}

@@ -76,12 +76,18 @@ def test_every_problem_is_one_line_naming_file_and_json_path(tmp_path: Path) -> 
         _case(name="", inputs={"openapi": "api.json"}, surprise=1),
         _case(evaluation_criteria=[], inputs={"openapi": "api.json", "requirement": "req.txt",
                                               "seed_test": "seed.py"}),
+        # Before: both said "does not exist" (the first file does exist, outside the folder)
+        _case(test_id="C-4", inputs={"openapi": "api.json", "requirement": "../outside.txt",
+                                     "seed_test": "inputs"}),
     ]})
+    (tmp_path / "outside.txt").write_text("A requirement from elsewhere.\n")
+    (folder / "inputs").mkdir()
     (folder / "api.json").write_text('{"openapi": "3.1.0", "info": {}, "paths": {}}')
     (folder / "req.txt").write_text("The thing works.\n")
     result = restbench("grade", "-d", folder, "-m", "never-called")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ")  # before: an empty line first
     lines = result.stderr.strip().splitlines()
     file = str(folder / "bad.json")
     expected = [
@@ -94,6 +100,10 @@ def test_every_problem_is_one_line_naming_file_and_json_path(tmp_path: Path) -> 
         ("$.test_cases[1].test_id", "duplicate test id 'C-1'"),
         ("$.test_cases[2].inputs.seed_test", "input file seed.py does not exist"),
         ("$.test_cases[2]", "no evaluation_criteria and no checks"),
+        ("$.test_cases[3].inputs.requirement",
+         f"input file ../outside.txt is outside the dataset folder {folder}"),
+        ("$.test_cases[3].inputs.seed_test", "input file inputs is a folder, not a file, in "
+                                             + str(folder)),
     ]
     for path, problem in expected:
         assert any(line.startswith(f"error: {file}: {path}: ") and problem in line

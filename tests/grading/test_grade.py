@@ -144,6 +144,36 @@ def test_test_ids_choose_the_cases_and_one_model_keeps_the_plain_names(
         asyncio.run(grade(_config(tmp_path, endpoint(models), test_ids=("PI-01", "PI-99"))))
 
 
+@pytest.mark.parametrize("empty", [",", " "])
+def test_empty_test_ids_are_an_error_not_every_case(tmp_path: Path, empty: str) -> None:
+    """Before: `--test-ids ,` selected nothing, which meant every case (as `run -R ,` does
+    not)."""
+    result = restbench("grade", "-d", "conventions", "--test-ids", empty, "-o", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --test-ids {empty!r}: names no case (it is empty); leave "
+                             "--test-ids out to choose every case\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_interrupted_grade_leaves_no_empty_case_folders(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: every case's folder was made before its model answered, so a grade stopped
+    (Ctrl-C cancels the run's tasks) left empty folders under generated-files/."""
+    config = _config(tmp_path, endpoint(lambda request: Reply(content="late", delay_s=30)),
+                     test_ids=("PI-01", "PI-02"))
+
+    async def stopped() -> None:
+        task = asyncio.create_task(grade(config))
+        await asyncio.sleep(1.5)  # both cases are waiting for the model
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stopped())
+    generated = tmp_path / "out" / "generated-files"
+    assert not generated.exists() or [p for p in generated.rglob("*") if p.is_dir()] == []
+
+
 def test_a_rerun_pays_for_no_call_twice_unless_fresh(
         tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
     models = ScriptedModels()

@@ -125,6 +125,34 @@ def test_runs_without_a_row_in_common_fail_the_gate(runs: dict[str, Path],
     assert ungated.returncode == 0, ungated.stderr
 
 
+def test_requirements_missing_from_new_are_named_and_fail_the_gate(
+        runs: dict[str, Path]) -> None:
+    """Before: NEW with one of BASE's two requirements was compared on that one alone, showed
+    a base MS that was not BASE's, and passed the gate."""
+    one = runs["root"] / "one-requirement"
+    result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={FIXTURES / 'mini_tests'}",
+                       "-R", "MINI-01", "-o", one)
+    assert result.returncode == 0, result.stderr
+    comparison = compare_runs(runs["base"], one)
+    precise = next(row for row in comparison.rows if row.variant == "precise")
+    assert (precise.requirements, precise.only_base, precise.only_new) == (1, ("MINI-02",), ())
+    assert precise.base_own_ms == pytest.approx(1 / 3, abs=1e-4)
+    assert [(f.kind, f.reason) for f in comparison.gate_failures(5)] == [
+        ("missing", f"files · mini · {variant}: 1 requirement(s) of BASE not in NEW: MINI-02")
+        for variant in ("precise", "vague")]
+    gated = restbench("compare", runs["base"], one, "--fail-below", "5")
+    assert gated.returncode == 1
+    assert "files · mini · precise: compared on the 1 requirement(s) both runs scored " \
+        "(base MS" in gated.stdout
+    assert "BASE also has 1 that NEW lacks (MINI-02)" in gated.stdout
+    assert gated.stderr.splitlines()[0] == \
+        "missing: files · mini · precise: 1 requirement(s) of BASE not in NEW: MINI-02"
+    # requirements only NEW has are named, and are no reason to fail
+    grown = restbench("compare", one, runs["base"], "--fail-below", "5")
+    assert grown.returncode == 0, grown.stderr
+    assert "NEW also has 1 that BASE lacks (MINI-02)" in grown.stdout
+
+
 def test_a_markdown_path_under_a_file_is_one_line_naming_it(runs: dict[str, Path],
                                                             tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")

@@ -136,8 +136,11 @@ def test_report_renders_offline_with_table_and_every_figure(
     assert rows.count() == len(scores(results["run"])) == 4  # files, refine x precise, vague
     headings = p.locator("#score-table th").all_inner_texts()
     for column in ("MS", "95% CI", "valid", "MS_valid", "MS_mutated", "self-kill", "over-spec", "cost $",
-                   "tokens in", "wall s"):
+                   "tokens in", "wall s", "MS_semantic", "95% CI of MS_semantic",
+                   "semantic mutants"):
         assert column in headings
+    # before: ms_semantic_ci95_low, semantic_mutants, vague_fair_mutants as they are in the file
+    assert [h for h in headings if re.fullmatch(r"[a-z0-9_]+", h) and "_" in h] == []
     for figure in FIGURE_IDS:  # each drawn by plotly: an svg with its title
         assert p.locator(f"#figure-{figure} .main-svg").count() >= 1, figure
         assert p.locator(f"#figure-{figure} .gtitle").count() == 1, figure
@@ -313,6 +316,20 @@ def test_a_folder_that_is_no_result_is_one_line_naming_it(tmp_path: Path) -> Non
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_run_stopped_before_scoring_says_how_to_finish_it(golden_run: Path,
+                                                            tmp_path: Path) -> None:
+    """Before: only "no scores.json ..." for a folder whose run was killed."""
+    stopped = tmp_path / "stopped"
+    stopped.mkdir()
+    shutil.copy(golden_run / "results.sqlite3", stopped)
+    result = restbench("report", stopped, "-o", tmp_path / "r.html")
+    assert result.returncode == 2
+    assert result.stderr == (f"error: {stopped}: an unfinished `restbench run` (its "
+                             "results.sqlite3 is there, its scores.json is not): rerunning the "
+                             "same command finishes it, reusing what the store holds; then "
+                             "report it\n")
+
+
 def test_report_without_the_store_still_shows_the_scores(results: dict[str, Path],
                                                          tmp_path: Path) -> None:
     copy = tmp_path / "scores-only"
@@ -406,6 +423,9 @@ def test_a_run_folder_given_twice_has_its_mutation_testing_files_once(
         golden_run: Path, tmp_path: Path) -> None:
     result = restbench("report", golden_run, golden_run, "-o", tmp_path / "t.html")
     assert result.returncode == 0, result.stderr
+    # Before: the page showed it twice, as "NAME (1)" and "NAME (2)"
+    html = (tmp_path / "t.html").read_text()
+    assert f"{golden_run.name} (2)" not in html and f"{golden_run.name} (1)" not in html
     root = tmp_path / "t-mutation-testing"
     assert f"mutation-testing reports: {root} (2 files)" in result.stdout
     assert sorted(p.name for p in root.iterdir()) == ["golden__precise.json", "golden__vague.json"]

@@ -160,6 +160,15 @@ async def list_tools(name: str, database: str = "sqlite") -> list[Tool]:
             return (await service_tools(name, pool))[2]
 
 
+def _check_service(name: str, suite: EvalSuite, config: EvalConfig) -> None:
+    """An unknown service is an error naming where its name came from."""
+    try:
+        resolve_services([name])
+    except RestbenchError as exc:
+        where = "--service" if config.service else f"{config.test_file}: {suite.path}.service"
+        raise RestbenchError(f"{where}: {exc}") from None
+
+
 async def load_targets(suites: list[EvalSuite], config: EvalConfig,
                        pool: ServerPool) -> tuple[dict[str, _Target], list[str]]:
     """The services the suites run against, by name, and a warning per expected tool name that
@@ -167,6 +176,8 @@ async def load_targets(suites: list[EvalSuite], config: EvalConfig,
     wanted: dict[str, list[EvalSuite]] = {}
     for suite in suites:
         wanted.setdefault(_service_of(suite, config.service, config.test_file), []).append(suite)
+    for name, its_suites in wanted.items():
+        _check_service(name, its_suites[0], config)
     targets: dict[str, _Target] = {}
     problems: list[str] = []
     for name, its_suites in wanted.items():
@@ -231,9 +242,9 @@ class _Evaluation:
             write_results(self.config.results_dir, self._summary(), self.results)
 
     async def response_score(self, case: EvalCase, answer: str, judge_client: ChatClient | None
-                             ) -> tuple[float, dict[str, Any], Judgement | None]:
+                             ) -> tuple[float | None, dict[str, Any], Judgement | None]:
         """The answer's score, what to add to the case's details, and the judge's verdict (for
-        llm-judge scoring)."""
+        llm-judge scoring; its score is None when it gave none)."""
         expected = case.expected.response
         scoring = self.config.scoring
         if scoring is ResponseScoring.EXACT:
@@ -296,11 +307,14 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         "\n".join(str(e.get("response_body") or "") for e in exchanges))
     extra: dict[str, Any] = {}
     verdict = None
+    response: float | None = None  # no score, not 0.0: a judge that failed rated nothing
     try:
         response, extra, verdict = await evaluation.response_score(case, answer.answer,
                                                                    judge_client)
     except LLMError as exc:
-        response, error = 0.0, error or f"judge: {exc}"
+        error = error or f"judge: {exc}"
+    if verdict is not None and verdict.score is None:
+        error = error or f"judge: {verdict.reason}"
     if answer.details:
         extra["agent_details"] = answer.details
     result = CaseResult(

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from restbench.agents.scoring import clamp, parse_judge_score
-from restbench.llm import ChatClient, LLMError
+from restbench.llm import ChatClient
 
 JUDGE_SYSTEM = (
     "You grade the answer of an assistant that used a REST API on a user's behalf. Compare the "
@@ -18,7 +17,7 @@ JUDGE_SYSTEM = (
 
 @dataclass(frozen=True)
 class Judgement:
-    score: float
+    score: float | None  # None: the judge answered without a readable score (see `reason`)
     reason: str
     cost_usd: float
     input_tokens: int
@@ -32,22 +31,30 @@ def judge_messages(intent: str, expected: str, actual: str) -> list[dict[str, st
 
 
 def _read(text: str) -> tuple[float | None, str]:
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            data = json.loads(text[start:end + 1])
-            return clamp(float(data["score"])), str(data.get("reason", ""))
-        except (ValueError, KeyError, TypeError):
-            pass
-    return parse_judge_score(text), text.strip()[:300]
+    """The score and reason of the JSON object JUDGE_SYSTEM asks for (text around it, such as a
+    code fence, is skipped). No such object, or a score that is not a number from 0 to 1, is no
+    score: guessing one from other numbers in the text (a port, a line number) or rescaling an
+    out-of-range one would make one up."""
+    start = text.find("{")
+    if start < 0:
+        return None, ""
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None, ""
+    score = data.get("score") if isinstance(data, dict) else None
+    if isinstance(score, bool) or not isinstance(score, int | float) or not 0 <= score <= 1:
+        return None, ""
+    return float(score), str(data.get("reason", ""))
 
 
 async def judge(client: ChatClient, intent: str, expected: str, actual: str) -> Judgement:
-    """Raises LLMError when the judge cannot be reached or gives no score."""
+    """Raises LLMError when the judge cannot be reached. An answer without a readable score is
+    a Judgement without one (its cost still counts), whose reason says what came back."""
     result = await client.complete(judge_messages(intent, expected, actual), max_tokens=300)
     score, reason = _read(result.content)
     if score is None:
-        raise LLMError(f"judge model '{client.config.name}' gave no score: "
-                       f"{result.content.strip()[:120]!r}")
+        reason = (f"judge model '{client.config.name}' gave no score (a JSON object with a "
+                  f"\"score\" from 0 to 1): {result.content.strip()[:120]!r}")
     return Judgement(score, reason, result.cost_usd, result.usage.input_tokens,
                      result.usage.output_tokens)

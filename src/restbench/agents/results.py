@@ -34,7 +34,7 @@ class CaseResult:
     intent: str
     keyword_score: float
     tool_call_score: float
-    response_score: float
+    response_score: float | None  # None: the judge failed; left out of the average
     response_scoring_type: str
     missing_keywords: tuple[str, ...]
     expected_keywords: tuple[str, ...]
@@ -69,7 +69,7 @@ class CaseResult:
             "score": {"keyword_score": round(self.keyword_score, 4),
                       "grounded_keyword_score": round(self.grounded_keyword_score, 4),
                       "tool_call_score": round(self.tool_call_score, 4),
-                      "response_score": round(self.response_score, 4),
+                      "response_score": _rounded(self.response_score),
                       "response_scoring_type": self.response_scoring_type},
             "details": {"intent": self.intent,
                         "missing_keywords": list(self.missing_keywords),
@@ -127,7 +127,7 @@ class CaseResult:
                 "service": self.service, "keyword_score": round(self.keyword_score, 4),
                 "grounded_keyword_score": round(self.grounded_keyword_score, 4),
                 "tool_call_score": round(self.tool_call_score, 4),
-                "response_score": round(self.response_score, 4),
+                "response_score": _rounded(self.response_score),
                 "response_scoring_type": self.response_scoring_type,
                 "missing_keywords": "; ".join(self.missing_keywords),
                 "tool_call_mismatches": mismatches, "steps": self.steps,
@@ -135,8 +135,17 @@ class CaseResult:
                 "output_tokens": self.output_tokens, "error": self.error or ""}
 
 
+def _rounded(score: float | None) -> float | None:
+    return None if score is None else round(score, 4)
+
+
 def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _scored(results: list[CaseResult]) -> list[float]:
+    """The response scores there are: a case whose judge failed has none."""
+    return [r.response_score for r in results if r.response_score is not None]
 
 
 def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
@@ -148,9 +157,11 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "avg_keyword_score": _mean([r.keyword_score for r in results]),
         "avg_grounded_keyword_score": _mean([r.grounded_keyword_score for r in results]),
         "avg_tool_call_score": _mean([r.tool_call_score for r in results]),
-        "avg_response_score": _mean([r.response_score for r in results]),
+        # as grade's average: over the cases that have a score; null when none has
+        "avg_response_score": _mean(_scored(results)) if _scored(results) else None,
+        "response_scored_tests": len(_scored(results)),
         "response_scoring_type": settings.get("response_scoring_type"),
-        "perfect_tests": sum(1 for r in results if min(
+        "perfect_tests": sum(1 for r in results if r.response_score is not None and min(
             r.keyword_score, r.tool_call_score, r.response_score) == 1.0),
         "errors": sum(1 for r in results if r.error),
         "cost_usd": round(sum(r.cost_usd for r in results), 6),
@@ -196,9 +207,28 @@ def write_results(directory: Path, summary_data: dict[str, Any],
     return files
 
 
-def _cell(score: float) -> str:
+def _cell(score: float | None) -> str:
+    if score is None:
+        return "[dim]-[/]"
     colour = "green" if score >= 0.999 else "yellow" if score >= 0.5 else "red"
     return f"[{colour}]{score:.2f}[/]"
+
+
+def _average(summary_data: dict[str, Any]) -> str:
+    """The response average, with how many cases it is over when some have no score."""
+    average = summary_data["avg_response_score"]
+    if average is None:
+        return "-"
+    scored = summary_data.get("response_scored_tests", summary_data["total_tests"])
+    return f"{average:.2f}" if scored == summary_data["total_tests"] else \
+        f"{average:.2f} (of {scored})"
+
+
+def _cost(summary_data: dict[str, Any]) -> str:
+    agent, judge = summary_data["cost_usd"], summary_data.get("judge_cost_usd", 0.0)
+    if summary_data.get("response_scoring_type") != "llm-judge":
+        return f"cost ${agent:.4f}"
+    return f"cost ${agent + judge:.4f} (agent ${agent:.4f}, judge ${judge:.4f})"
 
 
 def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Table:
@@ -228,6 +258,5 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
                   f"{summary_data['avg_keyword_score']:.2f}",
                   f"{summary_data.get('avg_grounded_keyword_score', 0.0):.2f}",
                   f"{summary_data['avg_tool_call_score']:.2f}",
-                  f"{summary_data['avg_response_score']:.2f}", "",
-                  f"cost ${summary_data['cost_usd']:.4f}")
+                  _average(summary_data), "", _cost(summary_data))
     return table

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import enum
-import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -208,23 +207,3 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=True))
     norm = (sum(x * x for x in a) ** 0.5) * (sum(y * y for y in b) ** 0.5)
     return 0.0 if norm == 0 else dot / norm
-
-
-def clamp(value: float) -> float:
-    return min(1.0, max(0.0, value))
-
-
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def parse_judge_score(text: str) -> float | None:
-    """The first number in a judge's answer, read on a 0-1 scale (0-10 and 0-100 scaled down)."""
-    found = _NUMBER.search(text)
-    if found is None:
-        return None
-    value = float(found.group())
-    if value > 10:
-        value /= 100
-    elif value > 1:
-        value /= 10
-    return clamp(value)

@@ -142,9 +142,26 @@ def parse_suites(document: Any, where: str) -> list[EvalSuite]:
     if problems:
         raise SuiteError(problems)
     if isinstance(document, dict):
-        return [_suite(document, "$", Path(where).stem)]
-    return [_suite(raw, f"$[{i}]", f"{Path(where).stem}-{i + 1}")
-            for i, raw in enumerate(document)]
+        suites = [_suite(document, "$", Path(where).stem)]
+    else:
+        suites = [_suite(raw, f"$[{i}]", f"{Path(where).stem}-{i + 1}")
+                  for i, raw in enumerate(document)]
+    problems = [problem for suite in suites for problem in _duplicate_names(suite, where)]
+    if problems:
+        raise SuiteError(problems)
+    return suites
+
+
+def _duplicate_names(suite: EvalSuite, where: str) -> list[str]:
+    """A case's name is its id in the results (as a test id is in grade): one per suite."""
+    seen: set[str] = set()
+    problems = []
+    for case in suite.cases:
+        if case.name in seen:
+            problems.append(f"{where}: {case.path}.name: duplicate test name '{case.name}' in "
+                            f"suite '{suite.name}'")
+        seen.add(case.name)
+    return problems
 
 
 def load_suites(path: Path) -> list[EvalSuite]:

@@ -49,8 +49,8 @@ _shown_bars: list[Progress] = []
 
 
 def _stop_bars() -> None:
-    for bars in _shown_bars:
-        bars.stop()
+    while _shown_bars:  # once each: a stop off a terminal prints a line
+        _shown_bars.pop().stop()
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -72,18 +72,21 @@ def progress() -> Iterator[Callable[[Event], None]]:
             if event.phase in tasks:
                 bars.update(tasks[event.phase], total=event.total)
             else:
+                if not tasks:
+                    bars.start()
+                    _shown_bars.append(bars)
                 tasks[event.phase] = bars.add_task(event.phase, total=event.total)
         elif isinstance(event, Advanced):
             bars.advance(tasks[event.phase])
         elif isinstance(event, Notice):
             bars.console.print(f"[yellow]note:[/] {escape(event.message)}", highlight=False)
 
-    with bars:
-        _shown_bars.append(bars)
-        try:
-            yield handle
-        finally:
-            _shown_bars.remove(bars)
+    # Started with the first phase: a display started before a bad input is found would end
+    # with an empty line above its one-line error.
+    try:
+        yield handle
+    finally:
+        _stop_bars()
 
 
 def print_notice(event: Event) -> None:
@@ -211,18 +214,24 @@ timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(mi
                               show_default=True, help="Time limit of one test execution (s).")
 
 
-def _check_requirements(_ctx: click.Context, _param: click.Parameter,
-                        values: tuple[str, ...]) -> tuple[str, ...]:
-    # An empty -R (an unset shell variable, say) would select nothing, which means everything.
-    if values and not split(values):
-        fail(f"-R/--requirement {', '.join(map(repr, values))}: names no requirement (it is "
-             "empty); leave -R out to choose every requirement")
-    return values
+def not_empty(option: str, what: str) -> Callable[[click.Context, click.Parameter,
+                                                    tuple[str, ...]], tuple[str, ...]]:
+    """A callback refusing a list option given only empty values: an empty -R (an unset shell
+    variable, say) would select nothing, which means everything."""
+
+    def check(_ctx: click.Context, _param: click.Parameter,
+              values: tuple[str, ...]) -> tuple[str, ...]:
+        if values and not split(values):
+            fail(f"{option} {', '.join(map(repr, values))}: names no {what} (it is empty); "
+                 f"leave {option.split('/')[0]} out to choose every {what}")
+        return values
+
+    return check
 
 
 requirement_option = click.option(
     "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
-    callback=_check_requirements,
+    callback=not_empty("-R/--requirement", "requirement"),
     help="Only these requirements: ids or globs such as 'FS-1*'; repeat or comma-separate.")
 
 

@@ -13,6 +13,7 @@ from restbench.cli.common import (
     fail,
     llm_config_option,
     main,
+    not_empty,
     progress,
     split,
     user_errors,
@@ -104,7 +105,8 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
 @click.option("--grader", default=None,
               help="Model that judges the criteria. Default: $RESTBENCH_GRADER_MODEL, else "
                    "gpt-5-mini.")
-@click.option("--test-ids", multiple=True, help="Only these cases; comma-separate or repeat.")
+@click.option("--test-ids", multiple=True, callback=not_empty("--test-ids", "case"),
+              help="Only these cases; comma-separate or repeat.")
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("grading-results"), show_default=True,
               help="Where the result files and generated-files/ go.")

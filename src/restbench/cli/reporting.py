@@ -76,10 +76,9 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
                 write_output(markdown_file, text)
     if fail_below is not None:
         failed = comparison.gate_failures(fail_below)
-        for line in failed:
-            kind, _, reason = line.partition(": ")
-            errors.print(f"[red]{escape(kind)}:[/] {escape(reason)}", highlight=False,
-                         soft_wrap=True)
+        for failure in failed:
+            errors.print(f"[red]{escape(failure.kind)}:[/] {escape(failure.reason)}",
+                         highlight=False, soft_wrap=True)
         if failed:
             sys.exit(1)
 

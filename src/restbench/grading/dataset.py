@@ -186,9 +186,9 @@ def _content_problems(file: Path, raw: Any) -> list[str]:
             if not isinstance(relative, str) or not relative:
                 continue
             path = file.parent / relative
-            if not path.is_file():
-                problems.append(f"{where}.inputs.{key}: input file {relative} does not exist "
-                                f"in {file.parent}")
+            problem = _input_problem(file.parent, relative)
+            if problem:
+                problems.append(f"{where}.inputs.{key}: {problem}")
             elif key == "openapi":
                 try:
                     _read_document(path)
@@ -209,6 +209,18 @@ def _content_problems(file: Path, raw: Any) -> list[str]:
         if item.get("evaluation_criteria") == [] and not checks:
             problems.append(f"{where}: no evaluation_criteria and no checks: nothing to grade")
     return problems
+
+
+def _input_problem(folder: Path, relative: str) -> str | None:
+    """What keeps `relative` from naming an input file of the dataset in `folder`, if anything."""
+    path = folder / relative
+    if not path.resolve().is_relative_to(folder.resolve()):
+        return f"input file {relative} is outside the dataset folder {folder}"
+    if path.is_dir():
+        return f"input file {relative} is a folder, not a file, in {folder}"
+    if not path.is_file():
+        return f"input file {relative} does not exist in {folder}"
+    return None
 
 
 def _build(file: Path, raw: dict[str, Any]) -> Dataset:

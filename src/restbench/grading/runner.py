@@ -180,8 +180,8 @@ class _CaseGrader:
         self.retries = retries
 
     async def grade(self, case: TestCase) -> CaseResult:
+        # Made with its first file: a case interrupted before one leaves no empty folder.
         folder = self.folder / safe_name(case.test_id)
-        folder.mkdir(parents=True, exist_ok=True)
         try:
             generated = await self.write_test(self.model, case.requirement, case.openapi(),
                                               case.base_url, case.seed_test)
@@ -193,11 +193,11 @@ class _CaseGrader:
         except Exception as exc:  # noqa: BLE001 - one case's failure is recorded, the run goes on
             message = str(exc) if isinstance(exc, RestbenchError) else \
                 f"{type(exc).__name__}: {exc}"
-            (folder / "error.txt").write_text(f"{message}\n", encoding="utf-8")
+            _save(folder / "error.txt", f"{message}\n")
             return CaseResult(case.test_id, case.name, "ungraded", self._pending(case),
                               error=f"generation failed: {message}")
         artifact = folder / f"test_{safe_name(case.test_id)}.py"
-        artifact.write_text(generated.code, encoding="utf-8")
+        _save(artifact, generated.code)
         answer = _answer_file(folder, generated.details)
         spend = Spend(generated.cost.input_tokens, generated.cost.output_tokens, generated.cost.usd)
         criteria = self._checks(case, generated.code)
@@ -252,7 +252,7 @@ class _CaseGrader:
         """The model answered without a test (graded: nothing met), or was not reached
         (ungraded)."""
         answer = _answer_file(folder, exc.details)
-        (folder / "error.txt").write_text(f"{exc}\n", encoding="utf-8")
+        _save(folder / "error.txt", f"{exc}\n")
         spend = Spend(exc.cost.input_tokens, exc.cost.output_tokens, exc.cost.usd)
         if "answer" not in exc.details:
             return CaseResult(case.test_id, case.name, "ungraded", self._pending(case),
@@ -271,5 +271,10 @@ def _answer_file(folder: Path, details: dict[str, Any]) -> str | None:
     if answer is None:
         return None
     path = folder / "answer.md"
-    path.write_text(str(answer), encoding="utf-8")
+    _save(path, str(answer))
     return str(path)
+
+
+def _save(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

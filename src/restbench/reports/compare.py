@@ -3,8 +3,10 @@ the move is more than resampling noise.
 
 Per generator x model x service x variant present in both runs: the MS difference, a 95% paired
 bootstrap interval over requirements (both runs resampled with the same picks, through the same
-bootstrap as the score intervals), and the requirements and mutants whose kills changed. Reads
-only the two scores.json files (per-requirement rows with their killed mutants).
+bootstrap as the score intervals), and the requirements and mutants whose kills changed. A row
+is compared on the requirements both runs scored; those only one run has are named, and those
+only BASE has fail the gate, as rows only BASE has do. Reads only the two scores.json files
+(per-requirement rows with their killed mutants).
 """
 
 from __future__ import annotations
@@ -53,16 +55,32 @@ class RowComparison:
     base_ms: float
     new_ms: float
     interval: tuple[float, float]  # of new - base
-    requirements: int
+    requirements: int  # compared: scored in both runs; base_ms and new_ms are over these
     changes: tuple[MutantChange, ...]
+    base_own_ms: float = 0.0  # the MS BASE's own scores give the row, over all its requirements
+    only_base: tuple[str, ...] = ()  # requirements BASE scored and NEW did not
+    only_new: tuple[str, ...] = ()
 
     @property
     def delta(self) -> float:
         return self.new_ms - self.base_ms
 
     @property
+    def partial(self) -> bool:
+        return bool(self.only_base or self.only_new)
+
+    @property
     def label(self) -> str:
         return row_label((self.generator, self.model, self.service, self.variant))
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    kind: str  # regression, missing, nothing compared
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.reason}"
 
 
 @dataclass
@@ -80,18 +98,23 @@ class Comparison:
         """Rows whose MS dropped by more than `threshold_points` percentage points."""
         return [row for row in self.rows if row.delta * 100 < -threshold_points - 1e-9]
 
-    def gate_failures(self, threshold_points: float) -> list[str]:
-        """Why the `--fail-below` gate fails, one line each (none: it passes). Rows of BASE that
-        NEW lacks fail it too: a row that was not compared cannot show its drop."""
-        failures = [f"regression: {row.label}: MS {_pp(row.delta)} "
-                    f"(allowed: -{threshold_points:g}pp)"
+    def gate_failures(self, threshold_points: float) -> list[GateFailure]:
+        """Why the `--fail-below` gate fails (none: it passes). Rows of BASE that NEW lacks fail
+        it too, and so do requirements of a row that BASE scored and NEW did not: what was not
+        compared cannot show its drop."""
+        failures = [GateFailure("regression", f"{row.label}: MS {_pp(row.delta)} "
+                                              f"(allowed: -{threshold_points:g}pp)")
                     for row in self.regressions(threshold_points)]
         if not self.rows:
-            failures.append("nothing compared: no row of NEW matches a row of BASE "
-                            "(generator × model × service × wording)")
+            failures.append(GateFailure("nothing compared", "no row of NEW matches a row of "
+                                        "BASE (generator × model × service × wording)"))
         elif self.only_base:
-            failures.append(f"missing: {len(self.only_base)} row(s) of BASE not in NEW: "
-                            + ", ".join(row_label(key) for key in self.only_base))
+            failures.append(GateFailure("missing", f"{len(self.only_base)} row(s) of BASE not "
+                                        "in NEW: " + ", ".join(row_label(key)
+                                                               for key in self.only_base)))
+        failures += [GateFailure("missing", f"{row.label}: {len(row.only_base)} requirement(s) "
+                                 f"of BASE not in NEW: {', '.join(row.only_base)}")
+                     for row in self.rows if row.only_base and row.service != ALL_SERVICES]
         return failures
 
 
@@ -149,6 +172,10 @@ def compare_runs(base: Path, new: Path) -> Comparison:
         n_cell = new_reqs.get((generator, model, variant), {})
         shared = sorted(k for k in set(b_cell) & set(n_cell)
                         if service == ALL_SERVICES or k[0] == service)
+        only_base, only_new = (tuple(_names(sorted(k for k in set(one) - set(other)
+                                                   if service == ALL_SERVICES or k[0] == service),
+                                            service))
+                               for one, other in ((b_cell, n_cell), (n_cell, b_cell)))
         differences = [n_cell[k].mean_killed - b_cell[k].mean_killed for k in shared]
         mutants = [b_cell[k].mutants for k in shared]
         total = sum(mutants)
@@ -161,9 +188,15 @@ def compare_runs(base: Path, new: Path) -> Comparison:
             generator, model, service, variant, base_ms, new_ms,
             bootstrap_interval(differences, mutants),
             len(shared), tuple(_changes({k: b_cell[k] for k in shared},
-                                        {k: n_cell[k] for k in shared}))))
+                                        {k: n_cell[k] for k in shared})),
+            float(base_rows[key]["ms"]), only_base, only_new))
     return Comparison(base, new, rows, [k for k in base_rows if k not in new_rows],
                       [k for k in new_rows if k not in base_rows])
+
+
+def _names(keys: list[tuple[str, str]], service: str) -> list[str]:
+    """Requirement names; in an all-services row, with their service."""
+    return [f"{svc}/{req}" if service == ALL_SERVICES else req for svc, req in keys]
 
 
 def _pp(value: float) -> str:
@@ -215,10 +248,20 @@ def changed_lines(comparison: Comparison) -> list[str]:
 
 
 def one_sided_lines(comparison: Comparison) -> list[str]:
-    """The rows only one of the two runs has, for the terminal."""
+    """The rows only one of the two runs has, then what a row compared when the runs did not
+    score the same requirements, for the terminal."""
     return [f"only in {side}: {row_label(key)}"
             for side, keys in (("base", comparison.only_base), ("new", comparison.only_new))
-            for key in keys]
+            for key in keys] + [partial_line(row) for row in comparison.rows if row.partial]
+
+
+def partial_line(row: RowComparison) -> str:
+    sides = [f"{side} also has {len(names)} that {other} lacks ({', '.join(names)})"
+             for side, other, names in (("BASE", "NEW", row.only_base),
+                                        ("NEW", "BASE", row.only_new)) if names]
+    return (f"{row.label}: compared on the {row.requirements} requirement(s) both runs scored "
+            f"(base MS {row.base_ms * 100:.1f}% over these; BASE's own: "
+            f"{row.base_own_ms * 100:.1f}%); " + "; ".join(sides))
 
 
 def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
@@ -239,6 +282,10 @@ def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
                         ("Only in new", comparison.only_new)):
         if keys:
             out += ["", f"#### {title}", ""] + [f"- {row_label(k)}" for k in keys]
+    partial = [partial_line(row) for row in comparison.rows if row.partial]
+    if partial:
+        out += ["", "#### Compared on part of the requirements", ""] + [f"- {line}"
+                                                                       for line in partial]
     if fail_below is not None:
         failed = comparison.gate_failures(fail_below)
         out += ["", (f"**Gate (MS may drop at most {fail_below:g} points): "

@@ -75,11 +75,19 @@ def _stryker_folders(runs: Sequence[RunResults], root: Path) -> list[tuple[RunRe
     return found
 
 
+def _distinct(folders: Sequence[Path]) -> list[Path]:
+    """A folder given twice (or by two paths) is reported once."""
+    found: dict[Path, Path] = {}
+    for folder in folders:
+        found.setdefault(folder.resolve(), folder)
+    return list(found.values())
+
+
 def write_report(folders: Sequence[Path], output: Path,
                  stryker_dir: Path | None = None) -> ReportFiles:
     """Writes the HTML report and, for every run folder, its mutation-testing-report JSON files
     (in `stryker_dir`, by default a folder beside the HTML named after it)."""
-    results = [load_results(folder) for folder in folders]
+    results = [load_results(folder) for folder in _distinct(folders)]
     write_output(output, render_html(results))
     stryker_root = stryker_dir or output.with_name(f"{output.stem}-mutation-testing")
     runs = [r for r in results if isinstance(r, RunResults)]

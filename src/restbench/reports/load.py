@@ -136,6 +136,11 @@ def load_results(path: Path) -> Results:
                 raise ResultsError(f"{file}: no 'summary' and 'cases' (not a grade results file)")
             runs.append(data | {"file": file.name})
         return GradeResults(path, runs)
+    if (path / "results.sqlite3").is_file():
+        # the store fills as a run goes; scores.json is written once every test has run
+        raise ResultsError(f"{path}: an unfinished `restbench run` (its results.sqlite3 is "
+                           "there, its scores.json is not): rerunning the same command finishes "
+                           "it, reusing what the store holds; then report it")
     raise ResultsError(f"{path}: no scores.json (restbench run), results.json (agent-eval) or "
                        "evaluation_results_*.json (grade) in it")
 

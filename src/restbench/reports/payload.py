@@ -34,25 +34,33 @@ KNOWN_COLUMNS: dict[str, tuple[str, str]] = {  # key -> (label, format)
     "overspecification_rate": ("over-spec", "pct"), "cost_usd": ("cost $", "usd"),
     "input_tokens": ("tokens in", "int"), "output_tokens": ("tokens out", "int"),
     "generation_s": ("wall s", "num"), "failed_generations": ("failed", "int"),
+    "ms_semantic": ("MS_semantic", "pct"), "semantic_mutants": ("semantic mutants", "int"),
+    "ms_vague_fair": ("MS_vague-fair", "pct"),
+    "vague_fair_mutants": ("vague-fair mutants", "int"),
 }
-HIDDEN_COLUMNS = {"ms_ci95_high"}  # shown inside the 95% CI column
+CI_LOW, CI_HIGH = "_ci95_low", "_ci95_high"  # an interval's high end is shown in its low's column
 
 
 def _format_of(key: str, values: list[Any]) -> tuple[str, str]:
-    """Columns other versions add (new scores) are shown too, formatted by their name."""
+    """Columns other versions add (new scores) are shown too, labelled and formatted by their
+    name."""
     if key in KNOWN_COLUMNS:
         return KNOWN_COLUMNS[key]
+    if key.endswith(CI_LOW):  # ms_semantic_ci95_low: the interval of MS_semantic
+        of = KNOWN_COLUMNS.get(key.removesuffix(CI_LOW), (key.removesuffix(CI_LOW), ""))[0]
+        return f"95% CI of {of}", "ci"
+    label = key.replace("_", " ")
     if key.startswith("ms") or key.endswith("_rate"):
-        return key, "pct"
+        return label, "pct"
     if all(isinstance(v, int | float) or v is None for v in values):
-        return key, "num"
-    return key, "text"
+        return label, "num"
+    return label, "text"
 
 
 def columns(rows: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
     keys: list[str] = ["run"] if len({r["run"] for r in rows}) > 1 else []
     for row in rows:
-        keys += [k for k in row if k not in keys and k != "run" and k not in HIDDEN_COLUMNS]
+        keys += [k for k in row if k not in keys and k != "run" and not k.endswith(CI_HIGH)]
     found = []
     for key in keys:
         label, kind = ("run", "text") if key == "run" else \

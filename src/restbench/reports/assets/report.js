@@ -40,8 +40,12 @@
     pct: pct,
     pp: (v) => (v === null || v === undefined ? "" : (v * 100).toFixed(1) + "pp"),
     usd: usd,
-    ci: (v, row) => (row.ms_ci95_low === undefined ? "" :
-      (row.ms_ci95_low * 100).toFixed(0) + "–" + (row.ms_ci95_high * 100).toFixed(0) + "%"),
+    // v is the interval's low end (a column X_ci95_low); its high end is X_ci95_high
+    ci: (v, row, key) => {
+      const high = row[key.replace(/_low$/, "_high")];
+      if (v === null || v === undefined || high === null || high === undefined) return "";
+      return (v * 100).toFixed(0) + "–" + (high * 100).toFixed(0) + "%";
+    },
   };
 
   function header() {
@@ -67,7 +71,7 @@
   function scoreTable() {
     const table = document.getElementById("score-table");
     const columns = DATA.columns;
-    const sortKey = (col) => (col.format === "ci" ? "ms_ci95_low" : col.key);
+    const sortKey = (col) => col.key;
     function draw() {
       const rows = DATA.scores.slice();
       if (sortState.key) {
@@ -91,7 +95,7 @@
           }}, col.label)))),
         el("tbody", {}, rows.map((row) => el("tr", {class: row.service === "all" ? "all" : ""},
           columns.map((col) => el("td", {class: col.format === "text" ? "text" : ""},
-            (FORMATS[col.format] || FORMATS.text)(row[col.key], row)))))));
+            (FORMATS[col.format] || FORMATS.text)(row[col.key], row, col.key)))))));
     }
     if (!DATA.scores.length) {
       fill(table, el("tr", {}, el("td", {class: "text"}, "no run folder given")));
