@@ -196,3 +196,22 @@ def test_code_is_extracted_from_fenced_and_unfenced_answers(answer: str, expecte
 def test_answers_without_test_code_are_refused(answer: str) -> None:
     with pytest.raises(NoCodeError):
         extract_python(answer)
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ('input = 1\noutput = 2\naliases = "notalist"', "aliases must be a list of names, not 'notalist'"),
+    ("input = 1\noutput = 2\naliases = [1]", "aliases must be a list of names, not [1]"),
+    ("input = -1\noutput = 2", "input cannot be negative, not -1"),
+    ('input = "1"\noutput = 2', "input must be a number (USD per million tokens), not '1'"),
+    ("input = 1", "missing 'output' (USD per million tokens)"),
+    ("input = 1\noutput = 2\nnote = 'x'", "unknown key 'note' (allowed: input, output, aliases)"),
+])
+def test_a_price_entry_of_the_wrong_shape_is_refused(tmp_path: Path, entry: str,
+                                                      problem: str) -> None:
+    """Before: aliases = "notalist" became the aliases n, o, t, a, ..., so a model named `a`
+    was billed at this price."""
+    path = tmp_path / "models.toml"
+    path.write_text(f"[prices.mine]\n{entry}\n")
+    with pytest.raises(DataError) as error:
+        ModelSettings.load(path)
+    assert str(error.value) == f"{path}: price of 'mine': {problem}"
