@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,38 @@ def test_cost_arithmetic_from_the_price_table() -> None:
         result = complete(config(fake))
     assert result.usage.input_tokens == 1200  # type: ignore[attr-defined]
     assert result.cost_usd == pytest.approx(1200 * 0.25e-6 + 300 * 2e-6)  # type: ignore[attr-defined]
+
+
+def answer_with_usage(usage: object) -> Reply:
+    body: dict[str, object] = {"choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": "x"}}]}
+    if usage != "absent":
+        body["usage"] = usage
+    return Reply(body=json.dumps(body))
+
+
+@pytest.mark.parametrize(("usage", "problem"), [
+    ({"prompt_tokens": -1000, "completion_tokens": -500},
+     "prompt_tokens -1000, completion_tokens -500"),
+    ({"prompt_tokens": "abc", "completion_tokens": 500}, "prompt_tokens 'abc'"),
+    ("absent", "no usage in the answer"),
+    ("abc", "usage is 'abc'"),
+])
+def test_token_counts_that_are_not_counts_are_not_believed_and_the_user_is_told_once(
+        usage: object, problem: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: negative counts gave a negative cost, a missing or text usage a silent $0."""
+    with FakeLLMServer([answer_with_usage(usage)] * 2) as fake:
+        cfg = config(fake)  # a port of its own: told afresh
+        with caplog.at_level(logging.WARNING, logger="restbench.llm.client"):
+            results = [complete(cfg), complete(cfg)]
+    for result in results:
+        assert result.cost_usd >= 0 and min(  # type: ignore[attr-defined]
+            result.usage.input_tokens, result.usage.output_tokens) >= 0  # type: ignore[attr-defined]
+    if usage == {"prompt_tokens": "abc", "completion_tokens": 500}:
+        assert results[0].usage.output_tokens == 500  # type: ignore[attr-defined]
+    told = [r.getMessage() for r in caplog.records if "token usage" in r.getMessage()]
+    assert told == [(f"model '{cfg.name}' at {fake.base_url}: the endpoint reported no valid "
+                     f"token usage ({problem}); its calls count as 0 tokens and $0")]
 
 
 def test_identical_requests_are_answered_from_the_store(tmp_path: Path) -> None:
