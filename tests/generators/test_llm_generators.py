@@ -293,7 +293,12 @@ def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
     error, details = rows[0][1], json.loads(rows[0][2])
     assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
     assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
-    assert any("judge call failed" in getattr(e, "message", "") for e in events)
+    notes = [e.message for e in events if "judge call failed" in getattr(e, "message", "")]
+    # which of a requirement's five targets failed (before: five identical notes)
+    assert sorted(note.split(": round 1")[0] for note in notes) == [
+        "refine failed on MINI-01 (precise)", "refine failed on MINI-01 (precise, against MINI-01-M1)",
+        "refine failed on MINI-02 (precise)", "refine failed on MINI-02 (precise, against MINI-02-M1)",
+        "refine failed on MINI-02 (precise, against MINI-02-M2)"]
 
 
 def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(
