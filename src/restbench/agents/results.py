@@ -17,6 +17,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from restbench.llm.prices import usd
+
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
               "response_score", "response_scoring_type", "missing_keywords",
@@ -229,5 +231,5 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
                   f"{summary_data.get('avg_grounded_keyword_score', 0.0):.2f}",
                   f"{summary_data['avg_tool_call_score']:.2f}",
                   f"{summary_data['avg_response_score']:.2f}", "",
-                  f"cost ${summary_data['cost_usd']:.4f}")
+                  f"cost ${usd(summary_data['cost_usd'])}")
     return table

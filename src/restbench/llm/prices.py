@@ -24,6 +24,21 @@ class Price:
                 + output_tokens * self.output_per_million) / 1_000_000
 
 
+# Decimals of USD kept in what is written to JSON: far below a millionth of a cent, and no
+# float noise from summing (0.024999999999999998).
+USD_DECIMALS = 10
+
+
+def rounded_usd(value: float) -> float:
+    return round(value, USD_DECIMALS)
+
+
+def usd(value: float) -> str:
+    """A cost for people: always six decimals, so that a cheap model's cost does not round to
+    nothing and every cost in a table or summary reads alike."""
+    return f"{value:.6f}"
+
+
 def normalize(name: str) -> str:
     """'openai/GPT-5_Mini' -> 'gpt-5-mini': provider prefix dropped, separators unified."""
     name = name.strip().lower().rsplit("/", 1)[-1]
