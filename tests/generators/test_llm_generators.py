@@ -151,6 +151,31 @@ def test_failures_are_recorded_and_a_rerun_asks_only_for_what_failed(
     assert scores(output)["precise"]["failed_generations"] == 0
 
 
+def test_an_answer_with_code_over_the_size_limit_is_paid_for_and_not_kept(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer]) -> None:
+    """Before: a TypeError worded for third-party generators, cost 0 although the call was
+    paid, and the answer kept in the call cache, so a rerun reused it instead of asking again."""
+    huge = fenced("def test_huge():\n    assert True\n" + "# padding\n" * 120_000)
+
+    def script(request: dict[str, Any]) -> str:
+        return huge if "GET /counters/a returns 200" in request["messages"][1]["content"] \
+            else scripted_test(request)
+
+    fake = endpoint(script)
+    config = RunConfig(services=(str(MINI),), variants=(Variant.PRECISE,),
+                       generators=(GeneratorSpec("single-step"),), models=("gpt-5-mini",),
+                       output_dir=tmp_path / "out")
+    for _ in range(2):
+        asyncio.run(run_benchmark(config))
+    db = sqlite3.connect(tmp_path / "out" / "results.sqlite3")
+    (row,) = db.execute("SELECT status, error, cost_usd, input_tokens, output_tokens "
+                        "FROM generations WHERE requirement = 'MINI-01'").fetchall()
+    db.close()
+    too_big = "the model's code is 1.1 MiB, over the 1 MiB a generated test may have"
+    assert row == ("error", too_big, pytest.approx(100 * PRICE_IN + 50 * PRICE_OUT), 100, 50)
+    assert len(fake.requests) == 3  # the rerun asked again for the huge answer only
+
+
 def is_judge(request: dict[str, Any]) -> bool:
     return request["messages"][0]["content"] == JUDGE_SYSTEM
 
@@ -268,7 +293,12 @@ def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
     error, details = rows[0][1], json.loads(rows[0][2])
     assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
     assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
-    assert any("judge call failed" in getattr(e, "message", "") for e in events)
+    notes = [e.message for e in events if "judge call failed" in getattr(e, "message", "")]
+    # which of a requirement's five targets failed (before: five identical notes)
+    assert sorted(note.split(": round 1")[0] for note in notes) == [
+        "refine failed on MINI-01 (precise)", "refine failed on MINI-01 (precise, against MINI-01-M1)",
+        "refine failed on MINI-02 (precise)", "refine failed on MINI-02 (precise, against MINI-02-M1)",
+        "refine failed on MINI-02 (precise, against MINI-02-M2)"]
 
 
 def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(

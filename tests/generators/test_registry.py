@@ -96,7 +96,7 @@ class Huge(EchoStatusGenerator):
     """Returns a test over the size a generated test may have."""
 
     async def generate(self, task: GenerationTask) -> GeneratedTest:
-        return GeneratedTest("# " + "x" * (2 * 2**20) + "\n")
+        return GeneratedTest("# " + "x" * (2 * 2**20) + "\n", Cost(0.5, 10, 20))
 
 
 class Picky:
@@ -182,8 +182,13 @@ def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes
     assert errors == {
         specs[0].name: "TypeError: generate() returned str, not GeneratedTest",
         specs[2].name: "TypeError: generate() returned a GeneratedTest whose code is int, not str",
-        specs[3].name: "TypeError: generate() returned a test of 2.0 MiB, over the 1 MiB that a "
+        specs[3].name: "TypeError: generate() returned a test of 2.0 MiB, over the 1 MiB a "
                        "generated test may have"}
+    # the over-limit test was paid for: its cost stays with the failure
+    with sqlite3.connect(result.store_path) as store:
+        paid = set(store.execute("SELECT cost_usd, input_tokens, output_tokens FROM generations "
+                                 "WHERE generator = ?", (specs[3].name,)))
+    assert paid == {(0.5, 10, 20)}
 
 
 def test_a_constructor_that_refuses_its_arguments_is_one_error() -> None:

@@ -288,10 +288,19 @@ def test_the_summary_arithmetic() -> None:
     console = Console(width=200, record=True)
     console.print(summary_table([row, summarize("other", "m", [cases[2]])]))
     text = console.export_text()
-    assert "│ suite   │ m     │     4 │      3 │             0 │           178 │     0.0180 │" \
+    # one format for every cost (it was 0.0180 here and 0.007500 below 0.01)
+    assert "│ suite   │ m     │     4 │      3 │             0 │           178 │   0.018000 │" \
            "         0.389 │" in text
-    assert "│ other   │ m     │     1 │      0 │             0 │            57 │     0.0150 │" \
+    assert "│ other   │ m     │     1 │      0 │             0 │            57 │   0.015000 │" \
            "             - │" in text
+    cheap = summarize("cheap", "m", [case("e", [True], usd=0.005)])
+    console = Console(width=200, record=True)
+    console.print(summary_table([cheap]))
+    assert "│   0.007500 │" in console.export_text()
+    # what is written to JSON carries no float noise from summing (0.024999999999999998)
+    noisy = summarize("noisy", "m", [case("f", [True], usd=0.01), case("g", [True], usd=0.005)])
+    assert noisy.cost_usd == 0.0225 and (Spend(0, 0, 0.015) + Spend(0, 0, 0.0075)
+                                         + Spend(0, 0, 0.0025)).cost_usd == 0.025
 
 
 def test_the_grader_model_comes_from_the_option_then_the_environment(

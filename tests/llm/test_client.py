@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -12,15 +14,19 @@ from restbench.llm import (
     ChatClient,
     LLMError,
     ModelConfig,
+    ModelSettings,
     NoCodeError,
     PriceTable,
+    check_credentials,
     extract_python,
     resolve_model,
 )
 from restbench.llm.fake import FakeLLMServer, Reply
 from restbench.store import ResultStore
+from tests.cli_helpers import restbench
 
 HELLO = [{"role": "user", "content": "hello"}]
+MINI = Path(__file__).parents[1] / "fixtures" / "mini"
 
 
 def config(fake: FakeLLMServer, **overrides: object) -> ModelConfig:
@@ -77,6 +83,38 @@ def test_cost_arithmetic_from_the_price_table() -> None:
     assert result.cost_usd == pytest.approx(1200 * 0.25e-6 + 300 * 2e-6)  # type: ignore[attr-defined]
 
 
+def answer_with_usage(usage: object) -> Reply:
+    body: dict[str, object] = {"choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": "x"}}]}
+    if usage != "absent":
+        body["usage"] = usage
+    return Reply(body=json.dumps(body))
+
+
+@pytest.mark.parametrize(("usage", "problem"), [
+    ({"prompt_tokens": -1000, "completion_tokens": -500},
+     "prompt_tokens -1000, completion_tokens -500"),
+    ({"prompt_tokens": "abc", "completion_tokens": 500}, "prompt_tokens 'abc'"),
+    ("absent", "no usage in the answer"),
+    ("abc", "usage is 'abc'"),
+])
+def test_token_counts_that_are_not_counts_are_not_believed_and_the_user_is_told_once(
+        usage: object, problem: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: negative counts gave a negative cost, a missing or text usage a silent $0."""
+    with FakeLLMServer([answer_with_usage(usage)] * 2) as fake:
+        cfg = config(fake)  # a port of its own: told afresh
+        with caplog.at_level(logging.WARNING, logger="restbench.llm.client"):
+            results = [complete(cfg), complete(cfg)]
+    for result in results:
+        assert result.cost_usd >= 0 and min(  # type: ignore[attr-defined]
+            result.usage.input_tokens, result.usage.output_tokens) >= 0  # type: ignore[attr-defined]
+    if usage == {"prompt_tokens": "abc", "completion_tokens": 500}:
+        assert results[0].usage.output_tokens == 500  # type: ignore[attr-defined]
+    told = [r.getMessage() for r in caplog.records if "token usage" in r.getMessage()]
+    assert told == [(f"model '{cfg.name}' at {fake.base_url}: the endpoint reported no valid "
+                     f"token usage ({problem}); its calls count as 0 tokens and $0")]
+
+
 def test_identical_requests_are_answered_from_the_store(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "results.sqlite3")
     with FakeLLMServer(["first answer", "second answer"]) as fake:
@@ -100,12 +138,79 @@ def test_config_file_names_endpoints_without_holding_keys(tmp_path: Path,
     local = resolve_model("local", path)
     assert (local.model, local.base_url, local.api_key_env, local.max_concurrency) == (
         "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:9/v1", None, 2)
+    # without [models], every name goes to [defaults]' endpoint
+    path.write_text('[defaults]\nbase_url = "http://127.0.0.1:9/v1"\n')
     other = resolve_model("gpt-5-nano", path)
     assert other.api_key_env == "OPENAI_API_KEY" and other.api_key() == "sk-never-stored"
     assert "sk-never-stored" not in repr(other.describe())
     path.write_text("[models.x]\ntemperature = 'hot'\n")
     with pytest.raises(DataError, match=r"models.toml: \[models.x\]: temperature must be a number"):
         resolve_model("x", path)
+
+
+def test_a_name_the_models_table_does_not_list_is_an_error_even_with_a_default_endpoint(
+        tmp_path: Path) -> None:
+    """Before: with base_url in [defaults] a typo was sent to that endpoint as the model id."""
+    path = tmp_path / "models.toml"
+    path.write_text('[defaults]\nbase_url = "http://127.0.0.1:9/v1"\n'
+                    '[models.normal]\nmodel = "x"\n[models.other]\nmodel = "y"\n')
+    with pytest.raises(DataError, match=r"models\.toml: no \[models\.typo\] entry "
+                                        r"\(models: normal, other\)$"):
+        resolve_model("typo", path)
+    assert resolve_model("normal", path).base_url == "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(("setting", "problem"), [
+    ("base_url = 5", "base_url must be a string, not 5"),
+    ('base_url = "ftp://x"', "base_url must be an http(s) URL"),
+    ("model = 5", "model must be a string, not 5"),
+    ('model = ""', "model must not be empty"),
+    ("price = 5", "price must be a string, not 5"),
+    ("api_key_env = 5", "api_key_env must be a string, not 5"),
+    ("max_retries = -1", "max_retries must be at least 0, not -1"),
+    ("max_retries = 1.5", "max_retries must be a whole number, not 1.5"),
+    ("timeout_s = -5", "timeout_s must be more than 0, not -5"),
+    ("timeout_s = 0", "timeout_s must be more than 0, not 0"),
+    ("timeout_s = nan", "timeout_s must be a finite number"),
+    ('timeout_s = "20"', "timeout_s must be a number, not '20'"),
+    ("retry_base_s = -1", "retry_base_s must be at least 0, not -1"),
+    ("max_concurrency = 0", "max_concurrency must be at least 1, not 0"),
+    ("temperature = -7", "temperature must be at least 0, not -7"),
+    ("bogus = 1", "unknown setting 'bogus' (allowed: model, base_url,"),
+])
+@pytest.mark.parametrize("table", ["models.m", "defaults"])
+def test_model_settings_of_the_wrong_type_or_range_are_refused_when_the_file_is_read(
+        tmp_path: Path, table: str, setting: str, problem: str) -> None:
+    """Before: base_url = 5 was a traceback, model = 5 a paid call that then failed,
+    max_retries = -1 an UnboundLocalError, timeout_s = 0 a failure on every call."""
+    path = tmp_path / "models.toml"
+    path.write_text(f'[{table}]\n{setting}\n')
+    with pytest.raises(DataError) as error:
+        ModelSettings.load(path)
+    assert str(error.value).startswith(f"{path}: [{table}]: {problem}")
+
+
+def test_a_bad_model_setting_is_one_line_and_exit_2_before_anything_runs(tmp_path: Path) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text('[defaults]\nbase_url = "http://127.0.0.1:9/v1"\n[models.m]\nbase_url = 5\n')
+    result = restbench("run", "-s", MINI, "-g", "single-step", "-m", "m", "--llm-config", path,
+                       "-o", tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: [models.m]: base_url must be a string, not 5"]
+
+
+def test_without_a_config_file_the_missing_key_message_names_no_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("OPENAI_BASE_URL", "RESTBENCH_LLM_BASE_URL", "RESTBENCH_LLM_CONFIG",
+                     "OPENAI_API_KEY", "RESTBENCH_LLM_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.chdir(tmp_path)  # no restbench-models.toml here
+    with pytest.raises(DataError) as error:
+        check_credentials(resolve_model("gpt-5-mini"))
+    assert str(error.value) == (
+        "model 'gpt-5-mini': no API key for https://api.openai.com/v1: set OPENAI_API_KEY, or "
+        "name a key variable with api_key_env in a model config file (--llm-config)")
 
 
 @pytest.mark.parametrize(("answer", "expected"), [
@@ -125,3 +230,22 @@ def test_code_is_extracted_from_fenced_and_unfenced_answers(answer: str, expecte
 def test_answers_without_test_code_are_refused(answer: str) -> None:
     with pytest.raises(NoCodeError):
         extract_python(answer)
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ('input = 1\noutput = 2\naliases = "notalist"', "aliases must be a list of names, not 'notalist'"),
+    ("input = 1\noutput = 2\naliases = [1]", "aliases must be a list of names, not [1]"),
+    ("input = -1\noutput = 2", "input cannot be negative, not -1"),
+    ('input = "1"\noutput = 2', "input must be a number (USD per million tokens), not '1'"),
+    ("input = 1", "missing 'output' (USD per million tokens)"),
+    ("input = 1\noutput = 2\nnote = 'x'", "unknown key 'note' (allowed: input, output, aliases)"),
+])
+def test_a_price_entry_of_the_wrong_shape_is_refused(tmp_path: Path, entry: str,
+                                                      problem: str) -> None:
+    """Before: aliases = "notalist" became the aliases n, o, t, a, ..., so a model named `a`
+    was billed at this price."""
+    path = tmp_path / "models.toml"
+    path.write_text(f"[prices.mine]\n{entry}\n")
+    with pytest.raises(DataError) as error:
+        ModelSettings.load(path)
+    assert str(error.value) == f"{path}: price of 'mine': {problem}"

@@ -165,7 +165,8 @@ def test_a_config_file_does_not_fall_through_to_the_hosted_default(
         resolve_model("nourl", path)
     path.write_text('[models.hosted]\nbase_url = "https://example.invalid/v1"\n'
                     'api_key_env = "NOT_SET_KEY"\n')
-    with pytest.raises(DataError, match=r"set NOT_SET_KEY \(or api_key_env in .*mine\.toml\)"):
+    with pytest.raises(DataError, match=r"set NOT_SET_KEY, or name another with api_key_env "
+                                        r"in .*mine\.toml$"):
         check_credentials(resolve_model("hosted", path))
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from restbench.llm.prices import usd
+
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
               "response_score", "response_scoring_type", "missing_keywords",
@@ -227,8 +229,8 @@ def _average(summary_data: dict[str, Any]) -> str:
 def _cost(summary_data: dict[str, Any]) -> str:
     agent, judge = summary_data["cost_usd"], summary_data.get("judge_cost_usd", 0.0)
     if summary_data.get("response_scoring_type") != "llm-judge":
-        return f"cost ${agent:.4f}"
-    return f"cost ${agent + judge:.4f} (agent ${agent:.4f}, judge ${judge:.4f})"
+        return f"cost ${usd(agent)}"
+    return f"cost ${usd(agent + judge)} (agent ${usd(agent)}, judge ${usd(judge)})"
 
 
 def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Table:

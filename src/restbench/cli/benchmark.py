@@ -44,10 +44,11 @@ from restbench.engine.flaky import flaky_outcomes
 from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
 from restbench.llm.config import CONFIG_ENV
+from restbench.llm.prices import usd
 from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import SCORE_FILES, total_cost
 from restbench.reports.summary import generation_failure_summary
-from restbench.reports.table import services_table, usd
+from restbench.reports.table import services_table
 
 # validate keeps nothing between runs: what it finished is what it printed.
 NOT_STORED = "interrupted; validate stores nothing, the reports above are all it finished"

@@ -21,6 +21,7 @@ from restbench.engine.live import LiveServers, LiveService
 from restbench.execution import Executor
 from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generator, GeneratorSpec
+from restbench.generators.base import oversized
 from restbench.generators.tasks import make_task, produce
 from restbench.llm import queue_wait
 from restbench.llm.client import CallCache
@@ -29,9 +30,6 @@ from restbench.store import GenerationRow
 from restbench.store.sqlite import digest
 
 NO_MODEL = "-"
-# The most a generated test may hold: the store keeps every test whole, and the largest the
-# built-in generators write are ~66 KB (Schemathesis cases).
-CODE_LIMIT_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,8 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                                                 golden)
             test = await produced if inspect.isawaitable(produced) else produced
         if problem := _not_a_test(test):
-            raise TypeError(f"generate() returned {problem}")
+            # A test whose cost is in order (too big, say) was still paid for.
+            raise GenerationFailure(f"TypeError: generate() returned {problem}", _paid(test))
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise
     except Exception as exc:  # a failed generation is a result, not a crash
@@ -181,17 +180,13 @@ def _not_a_test(test: object) -> str:
     """What is wrong with what a generator returned for the store to keep it; "" if nothing."""
     if not isinstance(test, GeneratedTest):
         return f"{type(test).__name__}, not GeneratedTest"
-    cost = test.cost
     if not isinstance(test.code, str):
         return f"a GeneratedTest whose code is {type(test.code).__name__}, not str"
-    if not (isinstance(cost, Cost) and isinstance(cost.usd, (int, float))
-            and all(isinstance(n, int) for n in (cost.input_tokens, cost.output_tokens))):
-        return f"a GeneratedTest whose cost is {cost!r}, not Cost(usd, input_tokens, " \
+    if not _is_cost(test.cost):
+        return f"a GeneratedTest whose cost is {test.cost!r}, not Cost(usd, input_tokens, " \
             "output_tokens) of numbers"
-    size = len(test.code.encode("utf-8", "replace"))
-    if size > CODE_LIMIT_BYTES:
-        return f"a test of {size / 2**20:.1f} MiB, over the {CODE_LIMIT_BYTES // 2**20} MiB " \
-            "that a generated test may have"
+    if too_big := oversized(test.code):
+        return f"a test of {too_big}"
     if not isinstance(test.runner, str):
         return f"a GeneratedTest whose runner is {type(test.runner).__name__}, not str"
     if not isinstance(test.details, dict):
@@ -201,3 +196,14 @@ def _not_a_test(test: object) -> str:
     except (TypeError, ValueError) as exc:
         return f"a GeneratedTest whose details cannot be stored as JSON ({exc})"
     return ""
+
+
+def _is_cost(cost: object) -> bool:
+    return isinstance(cost, Cost) and isinstance(cost.usd, (int, float)) \
+        and all(isinstance(n, int) for n in (cost.input_tokens, cost.output_tokens))
+
+
+def _paid(test: object) -> Cost:
+    """What a generator's result says it cost, when that is a cost at all."""
+    cost = getattr(test, "cost", None) if isinstance(test, GeneratedTest) else None
+    return cost if _is_cost(cost) else Cost()  # type: ignore[return-value]

@@ -302,7 +302,7 @@ class _Runner:
         if row.status != "ok":
             self.counts["generation_failures"] += 1
             self.on_event(Notice(f"{cell.request.spec.label()} failed on {row.requirement} "
-                                 f"({row.variant}): {row.error}"))
+                                 f"({_wording_and_target(row)}): {row.error}"))
         return row
 
     def start_executions(self, backend: ExecutionBackend) -> None:
@@ -613,3 +613,8 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
     refines = any(g.refines for _, g in runner.generators)
     return RunResult(rows, per_requirement, runner.store.path, runner.counts, refines)
 
+
+def _wording_and_target(row: GenerationRow) -> str:
+    """'precise', or 'precise, against TODO-01-M3' for a refining generator's test of a mutant:
+    which of a requirement's generations failed."""
+    return row.variant if row.target == ORIGINAL else f"{row.variant}, against {row.target}"

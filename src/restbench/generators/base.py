@@ -24,6 +24,19 @@ if TYPE_CHECKING:
     from restbench.execution.outcome import ExecutionResult
     from restbench.llm.client import CallCache
 
+# The most a generated test may hold: the store keeps every test whole, and the largest the
+# built-in generators write are ~66 KB (Schemathesis cases).
+CODE_LIMIT_BYTES = 2**20
+
+
+def oversized(code: str) -> str:
+    """'50.0 MiB, over the 1 MiB a generated test may have' for code over the limit, else ""."""
+    size = len(code.encode("utf-8", "replace"))
+    if size <= CODE_LIMIT_BYTES:
+        return ""
+    return f"{size / 2**20:.1f} MiB, over the {CODE_LIMIT_BYTES // 2**20} MiB a generated test " \
+        "may have"
+
 
 @dataclass(frozen=True)
 class Cost:

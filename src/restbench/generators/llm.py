@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from restbench.errors import GeneratorError
-from restbench.generators.base import Cost, GeneratedTest, GenerationFailure, GenerationTask
+from restbench.generators.base import (
+    Cost,
+    GeneratedTest,
+    GenerationFailure,
+    GenerationTask,
+    oversized,
+)
 from restbench.generators.languages import PYTHON, Language, language_named
 from restbench.generators.prompts import (
     format_trace,
@@ -34,12 +40,20 @@ def _cost(result: ChatResult) -> Cost:
     return Cost(result.cost_usd, result.usage.input_tokens, result.usage.output_tokens)
 
 
-def _has_code(result: ChatResult, language: Language = PYTHON) -> bool:
+def _usable_code(result: ChatResult, language: Language = PYTHON) -> bool:
+    """Whether the answer holds a test the run can keep: only such answers are cached."""
     try:
-        language.extract(result.content)
+        return not oversized(language.extract(result.content))
     except NoCodeError:
         return False
-    return True
+
+
+def _code(result: ChatResult, language: Language) -> str:
+    """The answer's test code; NoCodeError without one, or with one too big to keep."""
+    code = language.extract(result.content)
+    if too_big := oversized(code):
+        raise NoCodeError(f"the model's code is {too_big}")
+    return code
 
 
 async def write_test(client: ChatClient, requirement_text: str, openapi: dict[str, Any] | str,
@@ -67,7 +81,7 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
         fitted_messages, prompt = fitted.messages, fitted.record(openapi_mode)
     try:
         result = await client.complete(fitted_messages, cache_tag=cache_tag,
-                                       usable=lambda answer: _has_code(answer, language))
+                                       usable=lambda answer: _usable_code(answer, language))
     except CutOffAnswer as exc:
         raise GenerationFailure(str(exc), _cost(exc.result), {
             "calls": 1, "cached_calls": 0, "prompt": prompt, "stopped": "token limit",
@@ -77,7 +91,7 @@ async def write_test(client: ChatClient, requirement_text: str, openapi: dict[st
     details = {"calls": 1, "cached_calls": int(result.cached), "prompt": prompt,
                "answer": result.content[:answer_chars]}
     try:
-        code = language.extract(result.content)
+        code = _code(result, language)
     except NoCodeError as exc:
         raise GenerationFailure(str(exc), _cost(result), details) from None
     return GeneratedTest(code, _cost(result), details, runner=language.runner)
@@ -252,7 +266,7 @@ class RefineGenerator:
                     why, self._chosen), self._plans(task, with_trace=True), "revision prompt")
                 answer = await writer.complete(
                     fitted.messages, cache_key=f"revise:{identity}",
-                    usable=lambda result: _has_code(result, self.language))
+                    usable=lambda result: _usable_code(result, self.language))
             except GenerationFailure as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
             except CutOffAnswer as exc:
@@ -262,7 +276,7 @@ class RefineGenerator:
                 raise failure(str(exc)) from None
             total += _cost(answer)
             try:
-                code = self.language.extract(answer.content)
+                code = _code(answer, self.language)
             except NoCodeError as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
             rounds.append(_Round(current.number + 1, code, cost=_cost(answer),

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from restbench.llm.prices import rounded_usd
+
 
 @dataclass(frozen=True)
 class CriterionResult:
@@ -31,7 +33,8 @@ class Spend:
 
     def __add__(self, other: Spend) -> Spend:
         return Spend(self.input_tokens + other.input_tokens,
-                     self.output_tokens + other.output_tokens, self.cost_usd + other.cost_usd)
+                     self.output_tokens + other.output_tokens,
+                     rounded_usd(self.cost_usd + other.cost_usd))
 
 
 PARTLY_GRADED = "partly graded"
@@ -147,7 +150,7 @@ def summarize(dataset: str, model: str, cases: list[CaseResult]) -> SummaryRow:
     return SummaryRow(
         dataset=dataset, model=model, cases=len(cases), graded=len(graded),
         output_tokens=sum(c.spend.output_tokens for c in cases),
-        cost_usd=sum(c.spend.cost_usd for c in cases),
+        cost_usd=rounded_usd(sum(c.spend.cost_usd for c in cases)),
         average_score=sum(graded) / len(graded) if graded else None,
         partly_graded=sum(1 for c in cases if c.partly_graded))
 

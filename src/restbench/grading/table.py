@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from restbench.grading.results import SummaryRow
+from restbench.llm.prices import usd
 
 COLUMNS = ("dataset", "model", "cases", "graded", "partly graded", "output tokens", "cost (USD)",
            "average score")
@@ -17,8 +18,6 @@ def summary_table(rows: list[SummaryRow]) -> Table:
         table.add_column(column, justify="left" if column in ("dataset", "model") else "right")
     for row in rows:
         average = f"{row.average_score:.3f}" if row.average_score is not None else "-"
-        cost = f"{row.cost_usd:.4f}" if row.cost_usd >= 0.01 or row.cost_usd == 0 \
-            else f"{row.cost_usd:.6f}"
         table.add_row(escape(row.dataset), escape(row.model), str(row.cases), str(row.graded),
-                      str(row.partly_graded), str(row.output_tokens), cost, average)
+                      str(row.partly_graded), str(row.output_tokens), usd(row.cost_usd), average)
     return table

@@ -167,12 +167,34 @@ def _parse(response: dict[str, Any]) -> tuple[str, tuple[ToolCall, ...], str | N
     return content, tuple(calls), choices[0].get("finish_reason"), kept
 
 
-def _usage(response: dict[str, Any]) -> Usage:
-    usage = response.get("usage") or {}
-    try:
-        return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-    except (TypeError, ValueError):
-        return Usage()
+def _usage(response: dict[str, Any]) -> tuple[Usage, str]:
+    """The answer's token counts and, when they cannot be believed, why. A count that is not a
+    non-negative whole number (missing, text, negative) counts as 0, never less."""
+    usage = response.get("usage")
+    if not isinstance(usage, dict):
+        return Usage(), "no usage in the answer" if usage is None else f"usage is {usage!r:.40}"
+    counts = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
+    believed = [count if _is_token_count(count) else 0 for count in counts]
+    wrong = [f"{name} {count!r:.40}" for name, count in zip(("prompt_tokens", "completion_tokens"),
+                                                            counts, strict=True)
+             if not _is_token_count(count)]
+    return Usage(*believed), ", ".join(wrong)
+
+
+def _is_token_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# (endpoint, model name) whose endpoint reported no usable token counts: told once per process.
+_usage_unreported: set[tuple[str, str]] = set()
+
+
+def _tell_usage_unreported(config: ModelConfig, problem: str) -> None:
+    key = (config.base_url, config.name)
+    if key not in _usage_unreported:
+        _usage_unreported.add(key)
+        log.warning("model '%s' at %s: the endpoint reported no valid token usage (%s); its "
+                    "calls count as 0 tokens and $0", config.name, config.base_url, problem)
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -335,7 +357,9 @@ class ChatClient:
             content, calls, finish, message = _parse(response)
         except ValueError as exc:
             raise LLMError(f"model '{self.config.name}': malformed answer ({exc})") from None
-        usage = _usage(response)
+        usage, problem = _usage(response)
+        if problem:
+            _tell_usage_unreported(self.config, problem)
         cost = self.prices.cost(self.config.price_name or self.config.model,
                                 usage.input_tokens, usage.output_tokens)
         result = ChatResult(content, calls, usage, cost, cached, finish, message)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from restbench.errors import DataError
 from restbench.llm.prices import PriceTable, load_price_file
@@ -57,12 +59,55 @@ class ModelConfig:
         return asdict(self)
 
 
-_NUMBERS = {"max_concurrency": int, "timeout_s": float, "max_retries": int, "retry_base_s": float,
-            "temperature": float, "max_tokens": int, "context_tokens": int}
 # A local server (llama.cpp, vLLM, Ollama on loopback) usually answers one request at a time and
 # slowly: more in flight only queue there, where the client's timeout would already run.
 LOCAL_DEFAULTS = {"max_concurrency": 1, "timeout_s": 600.0, "max_tokens": 2048}
-_ALLOWED = {f.name for f in fields(ModelConfig)} - {"name", "price_name", "source"} | {"price"}
+
+
+def _http_url(value: str | None) -> str | None:
+    if value and urlsplit(value).scheme not in ("http", "https"):
+        raise ValueError("must be an http(s) URL")
+    return value
+
+
+class _Entry(BaseModel):
+    """A [defaults] or [models.NAME] table as the file may write it: TOML's own types, no
+    conversions (a quoted number is a mistake, not a number)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+    model: str | None = Field(None, min_length=1)
+    base_url: Annotated[str | None, AfterValidator(_http_url)] = None  # "": the environment's
+    api_key_env: str | None = None  # "": no key
+    price: str | None = Field(None, min_length=1)
+    max_concurrency: int | None = Field(None, ge=1)
+    timeout_s: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    retry_base_s: float | None = Field(None, ge=0)
+    temperature: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=1)
+    context_tokens: int | None = Field(None, ge=1)
+
+
+_TYPES = {"string_type": "must be a string", "int_type": "must be a whole number",
+          "float_type": "must be a number", "string_too_short": "must not be empty",
+          "greater_than": "must be more than {gt}", "greater_than_equal": "must be at least {ge}",
+          "finite_number": "must be a finite number"}
+
+
+def _problem(error: ValidationError) -> str:
+    """The first problem of an entry, as `key must be ... (not VALUE)`."""
+    first = error.errors()[0]
+    key = str(first["loc"][0]) if first["loc"] else ""
+    if first["type"] == "extra_forbidden":
+        return f"unknown setting {key!r} (allowed: {', '.join(_Entry.model_fields)})"
+    wanted = _TYPES.get(first["type"])
+    if wanted is None:
+        wanted = first["msg"].removeprefix("Value error, ")
+    else:
+        wanted = wanted.format(**{name: f"{value:g}" for name, value
+                                  in first.get("ctx", {}).items()})
+    return f"{key} {wanted}, not {first['input']!r}"
 
 
 def config_path(explicit: Path | None = None) -> Path | None:
@@ -73,28 +118,27 @@ def config_path(explicit: Path | None = None) -> Path | None:
     return DEFAULT_CONFIG_FILE if DEFAULT_CONFIG_FILE.is_file() else None
 
 
-def _entry(values: dict[str, Any], where: str) -> dict[str, Any]:
+def _entry(values: object, where: str) -> dict[str, Any]:
+    """The settings a table gives, checked, as ModelConfig's fields; DataError naming the
+    table and the key otherwise."""
     if not isinstance(values, dict):
         raise DataError(f"{where}: expected a table")
-    unknown = sorted(set(values) - _ALLOWED)
-    if unknown:
-        raise DataError(f"{where}: unknown setting {unknown[0]!r} "
-                        f"(allowed: {', '.join(sorted(_ALLOWED))})")
-    entry = dict(values)
+    try:
+        entry = _Entry.model_validate(values).model_dump(exclude_unset=True)
+    except ValidationError as error:
+        raise DataError(f"{where}: {_problem(error)}") from None
     if "price" in entry:
         entry["price_name"] = entry.pop("price")
-    for key, kind in _NUMBERS.items():
-        if key in entry and entry[key] is not None:
-            try:
-                entry[key] = kind(entry[key])
-            except (TypeError, ValueError):
-                raise DataError(f"{where}: {key} must be a number") from None
-    for key in ("max_concurrency", "max_tokens", "context_tokens"):
-        if entry.get(key, 1) is not None and entry.get(key, 1) < 1:
-            raise DataError(f"{where}: {key} must be at least 1")
     if entry.get("api_key_env") == "":
         entry["api_key_env"] = None
     return entry
+
+
+def _tables(data: dict[str, Any], section: str, where: str) -> dict[str, Any]:
+    tables = data.get(section, {})
+    if not isinstance(tables, dict):
+        raise DataError(f"{where}: {section} must be tables ([{section}.NAME])")
+    return tables
 
 
 @dataclass(frozen=True)
@@ -105,6 +149,7 @@ class ModelSettings:
     models: dict[str, dict[str, Any]]
     prices: PriceTable
     source: str
+    lists_models: bool = False  # the file has a [models] table: only its names may be used
 
     @classmethod
     def load(cls, path: Path | None = None) -> ModelSettings:
@@ -118,24 +163,28 @@ class ModelSettings:
         if unknown:
             raise DataError(f"{where}: unknown section [{unknown[0]}] "
                             "(allowed: [defaults], [models.NAME], [prices.NAME])")
-        prices.extend(data.get("prices", {}), where)
+        prices.extend(_tables(data, "prices", where), where)
         models = {name: _entry(values, f"{where}: [models.{name}]")
-                  for name, values in data.get("models", {}).items()}
-        return cls(_entry(data.get("defaults", {}), f"{where}: [defaults]"), models, prices, where)
+                  for name, values in _tables(data, "models", where).items()}
+        return cls(_entry(data.get("defaults", {}), f"{where}: [defaults]"), models, prices,
+                   where, lists_models="models" in data)
 
     def resolve(self, name: str) -> ModelConfig:
         name = name.strip()
         if not name:
             raise DataError("model name is empty")
+        if self.lists_models and name not in self.models:
+            # A name the file does not list is a typo, not a model for [defaults]' endpoint.
+            raise DataError(f"{self.source}: no [models.{name}] entry "
+                            f"(models: {', '.join(sorted(self.models)) or 'none'})")
         entry = {**self.defaults, **self.models.get(name, {})}
         from_environment = next((os.environ[e] for e in BASE_URL_ENVS if os.environ.get(e)), None)
         base_url = entry.pop("base_url", None) or from_environment
         if base_url is None and self.source != "environment":
-            # A config file was given: a name it does not know (a typo) or an entry without an
-            # endpoint must not quietly go to the hosted default with whatever key is set.
-            known = ", ".join(sorted(self.models)) or "none"
+            # A config file was given: an entry without an endpoint must not quietly go to the
+            # hosted default with whatever key is set.
             where = f"[models.{name}] has no base_url" if name in self.models \
-                else f"no [models.{name}] entry (models: {known})"
+                else f"no [models.{name}] entry"
             raise DataError(f"{self.source}: {where}, and [defaults] has no base_url; add "
                             f'base_url = "{DEFAULT_BASE_URL}" for the OpenAI API')
         base_url = base_url or DEFAULT_BASE_URL
@@ -163,9 +212,12 @@ def check_credentials(config: ModelConfig) -> None:
     if config.is_local() or config.api_key():
         return
     variable = config.api_key_env or API_KEY_ENVS[-1]
-    where = config.source if config.source != "environment" else DEFAULT_CONFIG_FILE
-    raise DataError(f"model '{config.name}': no API key for {config.base_url}: set {variable} "
-                    f"(or api_key_env in {where})")
+    if config.source == "environment":
+        elsewhere = "or name a key variable with api_key_env in a model config file (--llm-config)"
+    else:
+        elsewhere = f"or name another with api_key_env in {config.source}"
+    raise DataError(f"model '{config.name}': no API key for {config.base_url}: set {variable}, "
+                    f"{elsewhere}")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from restbench.errors import DataError
 
 
@@ -20,6 +22,21 @@ class Price:
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_million
                 + output_tokens * self.output_per_million) / 1_000_000
+
+
+# Decimals of USD kept in what is written to JSON: far below a millionth of a cent, and no
+# float noise from summing (0.024999999999999998).
+USD_DECIMALS = 10
+
+
+def rounded_usd(value: float) -> float:
+    return round(value, USD_DECIMALS)
+
+
+def usd(value: float) -> str:
+    """A cost for people: always six decimals, so that a cheap model's cost does not round to
+    nothing and every cost in a table or summary reads alike."""
+    return f"{value:.6f}"
 
 
 def normalize(name: str) -> str:
@@ -46,21 +63,11 @@ class PriceTable:
     def extend(self, entries: dict[str, Any], source: str) -> None:
         """Adds `{name: {input, output, aliases?}}` entries; later entries override earlier ones."""
         for name, entry in entries.items():
-            where = f"{source}: price of '{name}'"
-            if not isinstance(entry, dict):
-                raise DataError(f"{where}: expected a table with input and output")
-            try:
-                price = Price(float(entry["input"]), float(entry["output"]))
-            except KeyError as missing:
-                raise DataError(f"{where}: missing {missing.args[0]!r} (USD per million tokens)")
-            except (TypeError, ValueError):
-                raise DataError(f"{where}: input and output must be numbers") from None
-            if price.input_per_million < 0 or price.output_per_million < 0:
-                raise DataError(f"{where}: prices cannot be negative")
-            aliases = [str(alias) for alias in entry.get("aliases", [])]
-            for alias in [name, *aliases]:
+            checked = _checked(entry, f"{source}: price of '{name}'")
+            price = Price(checked.input, checked.output)
+            for alias in [name, *checked.aliases]:
                 self._prices[normalize(alias)] = price
-            self._names[name] = aliases
+            self._names[name] = checked.aliases
 
     def price(self, model: str) -> Price | None:
         """Exact name first, then the longest known name that `model` starts with (snapshots)."""
@@ -82,6 +89,38 @@ class PriceTable:
 
     def known(self, model: str) -> bool:
         return self.price(model) is not None
+
+
+class _Entry(BaseModel):
+    """A [prices.NAME] table as the file may write it."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+    input: float = Field(ge=0)  # USD per million tokens
+    output: float = Field(ge=0)
+    aliases: list[str] = []
+
+
+_PROBLEMS = {"missing": "missing {key!r} (USD per million tokens)",
+             "float_type": "{key} must be a number (USD per million tokens), not {value!r}",
+             "finite_number": "{key} must be a finite number, not {value!r}",
+             "greater_than_equal": "{key} cannot be negative, not {value!r}",
+             "list_type": "aliases must be a list of names, not {value!r}",
+             "string_type": "aliases must be a list of names, not {value!r}",
+             "extra_forbidden": "unknown key {key!r} (allowed: input, output, aliases)"}
+
+
+def _checked(entry: object, where: str) -> _Entry:
+    if not isinstance(entry, dict):
+        raise DataError(f"{where}: expected a table with input and output")
+    try:
+        return _Entry.model_validate(entry)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = str(first["loc"][0])
+        value = entry.get(key, first["input"])
+        message = _PROBLEMS.get(first["type"], f"{key}: {first['msg']}")
+        raise DataError(f"{where}: {message.format(key=key, value=value)}") from None
 
 
 def load_price_file(path: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.subsets import SUBSETS
+from restbench.llm.prices import rounded_usd
 
 
 def _flat(row: ScoreRow) -> dict[str, Any]:
@@ -26,7 +27,7 @@ def _flat(row: ScoreRow) -> dict[str, Any]:
         "self_kill_rate": None if score.self_kill_rate is None else round(score.self_kill_rate, 6),
         "overspecification_rate": (None if score.overspecification_rate is None
                                    else round(score.overspecification_rate, 6)),
-        "cost_usd": round(row.cost_usd, 6), "input_tokens": row.input_tokens,
+        "cost_usd": rounded_usd(row.cost_usd), "input_tokens": row.input_tokens,
         "output_tokens": row.output_tokens, "generation_s": round(row.generation_s, 3),
         "failed_generations": row.failed_generations,
     }
@@ -57,7 +58,7 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 def total_cost(result: RunResult) -> dict[str, float | int]:
     """What the whole run's generations cost (service rows only: 'all' rows repeat them)."""
     rows = [row for row in result.rows if row.service != "all"]
-    return {"usd": sum(r.cost_usd for r in rows), "input_tokens": sum(r.input_tokens for r in rows),
+    return {"usd": rounded_usd(sum(r.cost_usd for r in rows)), "input_tokens": sum(r.input_tokens for r in rows),
             "output_tokens": sum(r.output_tokens for r in rows)}
 
 

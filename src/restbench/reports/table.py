@@ -11,15 +11,11 @@ from restbench.benchmark.models import MutantKind, Service
 from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.subsets import SEMANTIC, VAGUE_FAIR
 from restbench.engine.validate import ValidationReport
+from restbench.llm.prices import usd
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
-
-
-def usd(value: float) -> str:
-    """Enough decimals that a cheap model's cost does not round to nothing."""
-    return f"{value:.4f}" if value >= 0.01 or value == 0 else f"{value:.6f}"
 
 
 def _subset(row: ScoreRow, name: str) -> str:

@@ -31,7 +31,7 @@
   const pct = (v) => (v === null || v === undefined ? "n/a" : (v * 100).toFixed(1) + "%");
   function usd(v) {
     if (v === null || v === undefined) return "";
-    return v >= 0.01 || v === 0 ? v.toFixed(4) : v.toFixed(6);
+    return v.toFixed(6);  // as the terminal shows costs (restbench.llm.prices.usd)
   }
   const FORMATS = {
     text: (v) => (v === null || v === undefined ? "" : String(v)),
