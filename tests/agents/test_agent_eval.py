@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from restbench.llm.fake import FakeLLMServer, Reply
+from restbench.llm.prices import usd
 from tests.cli_helpers import restbench, start_interruptible
 
 ROOT = Path(__file__).parents[2]
@@ -283,7 +284,7 @@ def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
     assert summary["errors"] == 2 and summary["judge_cost_usd"] > 0
     footer = next(line for line in done.stdout.splitlines() if "average of 3" in line)
     assert "0.50 (of 1)" in footer
-    assert f"judge ${summary['judge_cost_usd']:.4f}" in footer
+    assert f"judge ${usd(summary['judge_cost_usd'])})" in footer
     with (tmp_path / "out" / "results.csv").open() as handle:
         assert [r["response_score"] for r in csv.DictReader(handle)] == ["", "", "0.5"]
 

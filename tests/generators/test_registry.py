@@ -287,3 +287,62 @@ def test_a_generation_of_an_edited_generator_is_not_reused(tmp_path: Path) -> No
     with sqlite3.connect(tmp_path / "out" / "results.sqlite3") as db:
         codes = sorted(code for (code,) in db.execute("SELECT code FROM generations"))
     assert codes == ["def test_it():\n    assert 1 + 1 == 2\n", "def test_it():\n    pass\n"]
+
+
+SLOW_GENERATORS = '''import asyncio
+import time
+
+from restbench.generators import GeneratedTest
+
+CODE = "def test_it():\\n    pass\\n"
+
+
+class Hangs:
+    name, refines, cacheable = "hangs", False, False
+
+    async def generate(self, task):
+        if task.requirement_id == "MINI-01":
+            await asyncio.sleep(3600)
+        return GeneratedTest(CODE)
+
+
+class PlainHangs:
+    name, refines, cacheable = "plain-hangs", False, False
+
+    def generate(self, task):
+        if task.requirement_id == "MINI-01" and task.variant.value == "precise":
+            time.sleep(3600)
+        return GeneratedTest(CODE)
+
+
+class PlainSlow:
+    name, refines, cacheable = "plain-slow", False, False
+
+    def generate(self, task):
+        time.sleep(1.5)
+        return GeneratedTest(CODE)
+'''
+
+
+def test_a_generation_out_of_time_fails_and_the_run_goes_on(tmp_path: Path) -> None:
+    """--generation-timeout: an async generation is cut off, a plain one given up on (its
+    generator's next calls go on in a new thread), and a plain generator's waits for its
+    earlier calls do not count (4 calls of 1.5 s each, one at a time, all within 2 s)."""
+    (tmp_path / "restbench_slow_gen.py").write_text(SLOW_GENERATORS)
+    started = time.monotonic()
+    done = restbench("run", "-s", MINI, "-g", ",".join(
+        f"restbench_slow_gen:{name}" for name in ("Hangs", "PlainHangs", "PlainSlow")),
+        "--generation-timeout", "2", "-o", tmp_path / "out", cwd=tmp_path, timeout=120)
+    assert time.monotonic() - started < 90
+    assert done.returncode == 1, done.stderr
+    out_of_time = "no test within the 2 s a generation may take (--generation-timeout)"
+    for failed in ("Hangs failed on MINI-01 (precise)", "Hangs failed on MINI-01 (vague)",
+                   "PlainHangs failed on MINI-01 (precise)"):
+        assert f"note: restbench_slow_gen:{failed}: {out_of_time}" in done.stderr, done.stderr
+    assert done.stderr.count(out_of_time) == 3, done.stderr
+    assert "3 of 12 generations made in this run failed" in done.stderr
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite3") as db:
+        made = dict(db.execute("SELECT generator, count(*) FROM generations WHERE status = 'ok' "
+                               "GROUP BY generator").fetchall())
+    assert made == {f"restbench_slow_gen:{name}": count
+                    for name, count in (("Hangs", 2), ("PlainHangs", 3), ("PlainSlow", 4))}

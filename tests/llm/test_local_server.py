@@ -14,6 +14,7 @@ from restbench.llm import (
     CutOffAnswer,
     LLMError,
     ModelConfig,
+    WaitLedger,
     check_credentials,
     queue_wait,
     resolve_model,
@@ -72,7 +73,7 @@ def test_local_models_get_a_token_limit_and_one_request_at_a_time(tmp_path: Path
     with FakeLLMServer(slow, Quirks(one_at_a_time=True)) as fake:
         config = local(fake, tmp_path, "timeout_s = 0.6\n")
         assert (config.max_concurrency, config.max_tokens) == (1, 2048)
-        waits: list[float] = []
+        waits = WaitLedger()
 
         async def four() -> list[Any]:
             queue_wait.set(waits)
@@ -84,7 +85,7 @@ def test_local_models_get_a_token_limit_and_one_request_at_a_time(tmp_path: Path
     assert sorted(a.content for a in answers) == [f"answer {i}" for i in range(4)]
     assert fake.requests[0]["max_tokens"] == 2048
     assert fake.most_in_flight == 1
-    assert sum(waits) > 0.5  # queueing is measured, so generation time can leave it out
+    assert waits.total > 0.5  # queueing is measured, so generation time can leave it out
 
 
 def test_the_finding_itself_a_queue_at_the_server_times_out(tmp_path: Path) -> None:

@@ -205,12 +205,17 @@ async def _repeat_one(service: Service, repeat: int, database: str,
               help="Run every test on every mutant, also where its run on the original never "
                    "reached the code the mutant changes (by default such a run is not made: "
                    "the test passes there as on the original).")
+@click.option("--generation-timeout", "generation_timeout_s", type=click.FloatRange(min=1),
+              default=None, metavar="SECONDS",
+              help="Time limit of one generation, not counting its waits for a free model "
+                   "slot; one out of time is a failed generation, tried again by a rerun. "
+                   "Default: none.")
 def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tuple[str, ...],
         generators: tuple[str, ...],
         generator_args: tuple[str, ...], models: tuple[str, ...], repetitions: int,
         output_dir: Path, fresh: bool, llm_config: Path | None, workers: int | None,
         timeout_s: float, database: str, no_sandbox: bool, ray: str | None,
-        execute_all: bool) -> None:
+        execute_all: bool, generation_timeout_s: float | None) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
@@ -223,7 +228,7 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
             models=tuple(split(models)), repetitions=repetitions, output_dir=output_dir,
             workers=workers, timeout_s=timeout_s, fresh=fresh, database=database,
             requirements=tuple(split(requirements)), sandbox=not no_sandbox, ray=ray,
-            infer_unreached=not execute_all)
+            infer_unreached=not execute_all, generation_timeout_s=generation_timeout_s)
         _check_ray(ray)
         _check_score_files(output_dir)
     except RestbenchError as exc:

@@ -23,7 +23,7 @@ from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generator, GeneratorSpec
 from restbench.generators.base import oversized
 from restbench.generators.tasks import make_task, produce
-from restbench.llm import queue_wait
+from restbench.llm import ChatResult, WaitLedger, answers_seen, queue_wait
 from restbench.llm.client import CallCache
 from restbench.mutation import implementations_of
 from restbench.store import GenerationRow
@@ -47,6 +47,9 @@ class GenerationRequest:
     # A digest of the generator's source file (registry.code_fingerprint), for generators outside
     # restbench: a generation that an edited generator made is not reused. "" for restbench's own.
     code_fingerprint: str = ""
+    # The most one generation may take (--generation-timeout), not counting its waits for a
+    # free model slot or for the generator's earlier calls; None: no limit. Not in the key.
+    timeout_s: float | None = None
 
     @property
     def key(self) -> str:
@@ -68,8 +71,11 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                            implementations_of(request.service)[request.target])
     requirement = request.service.requirement(request.requirement_id)
     started = time.perf_counter()
-    waited: list[float] = []  # for a free slot at the model's endpoint: not generation time
+    limit = asyncio.timeout(None)
+    waited = _Deadline(limit)  # for a free model slot, for earlier calls: not generation time
     queue_wait.set(waited)
+    seen: list[ChatResult] = []  # the model's answers, for what a generation out of time paid
+    answers_seen.set(seen)
     status, error, test = "ok", "", GeneratedTest("")
     try:
         with make_task(request.service, requirement, request.variant, openapi,
@@ -78,12 +84,10 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                        repetition=request.repetition, target=request.target, live=live,
                        call_cache=call_cache, fresh_calls=request.fresh_calls) as task:
             golden = request.service.golden_path(requirement)
-            if inspect.iscoroutinefunction(generator.generate):
-                produced = produce(generator, task, golden)
-            else:
-                produced = await _in_its_thread(generator, waited, produce, generator, task,
-                                                golden)
-            test = await produced if inspect.isawaitable(produced) else produced
+            async with limit:
+                if request.timeout_s is not None:
+                    limit.reschedule(asyncio.get_running_loop().time() + request.timeout_s)
+                test = await _produced(generator, task, golden, waited)
         if problem := _not_a_test(test):
             # A test whose cost is in order (too big, say) was still paid for.
             raise GenerationFailure(f"TypeError: generate() returned {problem}", _paid(test))
@@ -92,7 +96,13 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
     except Exception as exc:  # a failed generation is a result, not a crash
         if isinstance(exc, not_the_generators):
             raise
-        if isinstance(exc, GenerationFailure):  # it failed, but it was paid for
+        if limit.expired():
+            test = GeneratedTest("", Cost(sum(r.cost_usd for r in seen),
+                                          sum(r.usage.input_tokens for r in seen),
+                                          sum(r.usage.output_tokens for r in seen)))
+            error = (f"no test within the {request.timeout_s:g} s a generation may take "
+                     "(--generation-timeout)")
+        elif isinstance(exc, GenerationFailure):  # it failed, but it was paid for
             test = GeneratedTest("", exc.cost, exc.details)
             error = str(exc)
         else:
@@ -104,9 +114,38 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
                          request.service.name, request.requirement_id, request.variant.value,
                          request.repetition, request.target, status, error, test.code,
                          test.cost.usd, test.cost.input_tokens, test.cost.output_tokens,
-                         round(time.perf_counter() - started - sum(waited), 4),
+                         round(time.perf_counter() - started - waited.total, 4),
                          {**test.details, **({"runner": test.runner}
                                              if test.runner != "pytest" else {})})
+
+
+async def _produced(generator: Generator, task: Any, golden: Any, waited: WaitLedger) -> Any:
+    if inspect.iscoroutinefunction(generator.generate):
+        produced = produce(generator, task, golden)
+    else:
+        produced = await _in_its_thread(generator, waited, produce, generator, task, golden)
+    return await produced if inspect.isawaitable(produced) else produced
+
+
+class _Deadline(WaitLedger):
+    """A generation's waits that are not its own time (for a free slot at the model's endpoint,
+    for its generator's earlier calls): its time limit, if it has one, stops while it waits."""
+
+    def __init__(self, limit: asyncio.Timeout) -> None:
+        super().__init__()
+        self._limit = limit
+        self._left: float | None = None
+
+    def paused(self) -> None:
+        deadline = self._limit.when()
+        if deadline is not None and not self._limit.expired():
+            self._left = deadline - asyncio.get_running_loop().time()
+            self._limit.reschedule(None)
+
+    def resumed(self) -> None:
+        if self._left is not None and not self._limit.expired():
+            self._limit.reschedule(asyncio.get_running_loop().time() + self._left)
+        self._left = None
 
 
 class _GeneratorThread:
@@ -148,29 +187,38 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 
 _threads: dict[int, _GeneratorThread] = {}
+_turns: dict[int, asyncio.Lock] = {}  # one call at a time per generator
 
 
-async def _in_its_thread(generator: Generator, waited: list[float],
+async def _in_its_thread(generator: Generator, waited: WaitLedger,
                          function: Callable[..., Any], *args: Any) -> Any:
-    """`function(*args)` in `generator`'s thread; the time it waits there for the calls before
-    it goes to `waited` (it is not this generation's time)."""
-    thread = _threads.get(id(generator))
-    if thread is None:
-        thread = _threads[id(generator)] = _GeneratorThread(
-            f"generator-{getattr(generator, 'name', '?')}")
-    submitted = time.perf_counter()
-    context = contextvars.copy_context()
-
-    def call() -> Any:
-        waited.append(time.perf_counter() - submitted)
-        return context.run(function, *args)
-
-    return await thread.run(call)
+    """`function(*args)` in `generator`'s thread; the time it waits for the calls before it
+    goes to `waited` (it is not this generation's time). A call given up on (out of time, or
+    interrupted) goes on in its thread, which is left to it: the next call gets a new one."""
+    turn = _turns.setdefault(id(generator), asyncio.Lock())
+    with waited.waiting():
+        await turn.acquire()
+    try:
+        thread = _threads.get(id(generator))
+        if thread is None:
+            thread = _threads[id(generator)] = _GeneratorThread(
+                f"generator-{getattr(generator, 'name', '?')}")
+        context = contextvars.copy_context()
+        try:
+            return await thread.run(lambda: context.run(function, *args))
+        except asyncio.CancelledError:
+            if _threads.get(id(generator)) is thread:
+                del _threads[id(generator)]
+            thread.stop()  # it ends once the call it is in returns, if ever
+            raise
+    finally:
+        turn.release()
 
 
 def release_thread(generator: object) -> None:
     """Ends the thread that `generator`'s plain generate() ran in, if any: its generations are
     made. A call still running there finishes first."""
+    _turns.pop(id(generator), None)
     thread = _threads.pop(id(generator), None)
     if thread is not None:
         thread.stop()

@@ -74,6 +74,8 @@ class RunConfig:
     # A test that never ran a mutant's edited code on the original gets the original's outcome
     # on it without running (serving.reach); False: --execute-all, every execution runs.
     infer_unreached: bool = True
+    # The most one generation may take, its waits for model slots aside; None: no limit.
+    generation_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         # From Python the wordings may be named as on the command line: variants=("precise",).
@@ -92,9 +94,11 @@ class RunConfig:
                 "variants": [v.value for v in self.variants],
                 "generators": [{"name": g.name, "args": g.args} for g in self.generators],
                 "models": list(self.models), "repetitions": self.repetitions,
-                "timeout_s": self.timeout_s, "database": DatabaseChoice.parse(self.database).describe(),
+                "timeout_s": self.timeout_s,
+                "database": DatabaseChoice.parse(self.database).describe(),
                 "requirements": list(self.requirements),
-                "infer_unreached": self.infer_unreached}
+                "infer_unreached": self.infer_unreached,
+                "generation_timeout_s": self.generation_timeout_s}
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,8 @@ class _Runner:
                             for repetition in range(self.config.repetitions):
                                 cells += [_Cell(GenerationRequest(
                                     spec, model, service, requirement.id, variant, repetition,
-                                    target, self.config.fresh, fingerprint), generator)
+                                    target, self.config.fresh, fingerprint,
+                                    self.config.generation_timeout_s), generator)
                                     for target in targets]
         return cells
 

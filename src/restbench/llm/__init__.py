@@ -9,6 +9,7 @@ from restbench.llm.client import (
     PromptTooLong,
     ToolCall,
     Usage,
+    WaitLedger,
     answers_seen,
     queue_wait,
 )
@@ -18,4 +19,5 @@ from restbench.llm.prices import Price, PriceTable
 
 __all__ = ["CallCache", "ChatClient", "ChatResult", "CutOffAnswer", "LLMError", "ModelConfig",
            "ModelSettings", "NoCodeError", "Price", "PriceTable", "PromptTooLong", "ToolCall",
-           "Usage", "answers_seen", "check_credentials", "extract_python", "queue_wait", "resolve_model"]
+           "Usage", "WaitLedger", "answers_seen", "check_credentials", "extract_python",
+           "queue_wait", "resolve_model"]

@@ -8,13 +8,14 @@ message, which generators record as a failed generation rather than crash the ru
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
@@ -52,9 +53,41 @@ class MalformedAnswer(ValueError):
     """An HTTP 200 whose body is not a chat completion."""
 
 
-# Seconds the calls of the current task spent waiting for a free slot at their endpoint: set a
-# fresh list in a task to learn how much of its time was queueing, not the model working.
-queue_wait: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+class WaitLedger:
+    """The waits of one task that are not its own time (its calls' waits for a free slot at
+    their endpoint): set one in `queue_wait` to learn how much of the task's time was queueing,
+    not the model working. A subclass may pause a deadline while the task waits."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self._open = 0
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        started = time.perf_counter()
+        self._open += 1
+        if self._open == 1:
+            self.paused()
+        try:
+            yield
+        finally:
+            self._open -= 1
+            self.seconds.append(time.perf_counter() - started)
+            if self._open == 0:
+                self.resumed()
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds)
+
+    def paused(self) -> None:
+        """The first of the task's current waits began."""
+
+    def resumed(self) -> None:
+        """The last of the task's current waits ended."""
+
+
+queue_wait: contextvars.ContextVar[WaitLedger | None] = contextvars.ContextVar(
     "restbench_queue_wait", default=None)
 # Every answer the current task's calls got, kept as they arrive: a caller that gives up on a
 # task (a time limit) still knows what it spent.
@@ -344,12 +377,11 @@ class ChatClient:
     @asynccontextmanager
     async def _waiting(lock: asyncio.Semaphore | asyncio.Lock | AbstractAsyncContextManager[Any]
                        ) -> AsyncIterator[None]:
-        """Holds `lock`; the time spent waiting for it is added to `queue_wait`."""
-        started = time.perf_counter()
-        async with lock:
-            waited = queue_wait.get()
-            if waited is not None:
-                waited.append(time.perf_counter() - started)
+        """Holds `lock`; the time spent waiting for it goes to `queue_wait`."""
+        ledger = queue_wait.get()
+        async with contextlib.AsyncExitStack() as held:
+            with ledger.waiting() if ledger is not None else contextlib.nullcontext():
+                await held.enter_async_context(lock)
             yield
 
     def _result(self, response: dict[str, Any], cached: bool) -> ChatResult:
