@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import signal
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -12,6 +15,8 @@ from rich.console import Console
 from restbench.benchmark import load_service
 from restbench.engine.validate import ValidationReport, validate_service
 from restbench.reports import validation_table
+from tests.cli_helpers import start_interruptible
+from tests.process_helpers import processes_mentioning
 
 
 def _validate(service: Path) -> ValidationReport:
@@ -59,3 +64,65 @@ def test_a_benign_variant_whose_edit_does_not_apply_is_one_service_problem(
     report = _validate(mini_service)
     assert all(check.ok for check in report.checks)
     assert len(report.problems) == 1 and "MINI-B1" in report.problems[0]
+
+
+def _hang_at_import(service: Path) -> None:
+    main = service / "app" / "main.py"
+    main.write_text("import time\ntime.sleep(100000)\n" + main.read_text())
+
+
+def test_an_original_that_hangs_at_import_is_one_problem_after_the_start_limit(
+        mini_service: Path) -> None:
+    """Before: the launcher waited in the import for good, and validate with it."""
+    _hang_at_import(mini_service)
+    report = _validate(mini_service)
+    assert len(report.problems) == 1, report.problems
+    assert "did not finish importing and warming up within 30 s" in report.problems[0]
+    assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
+    assert report.executions == 0
+
+
+def _wait_for_the_import(memory: Path) -> None:
+    """Until the launcher is in the service's import: it made its warm-up folder just before."""
+    deadline = time.monotonic() + 60
+    while not list(memory.glob("restbench-warm-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(str(memory)), "the launcher did not start"
+    time.sleep(0.5)
+
+
+def test_sigterm_stops_a_validate_whose_service_hangs_at_import(mini_service: Path,
+                                                                tmp_path: Path) -> None:
+    """Before: SIGTERM did nothing (the pool waited for the stuck launcher's answer), and a
+    SIGKILL left the launcher sleeping in the import, holding its folders in memory."""
+    _hang_at_import(mini_service)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    process = start_interruptible("validate", "-s", mini_service,
+                                  env={**os.environ, "RESTBENCH_MEMORY_DIR": str(memory)})
+    _wait_for_the_import(memory)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    deadline = time.monotonic() + 10
+    while processes_mentioning(str(memory)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(str(memory)) == []
+    assert list(memory.iterdir()) == []
+
+
+def test_a_launcher_stuck_in_an_import_goes_with_a_killed_harness(mini_service: Path,
+                                                                  tmp_path: Path) -> None:
+    _hang_at_import(mini_service)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    process = start_interruptible("validate", "-s", mini_service,
+                                  env={**os.environ, "RESTBENCH_MEMORY_DIR": str(memory)})
+    _wait_for_the_import(memory)
+    process.kill()
+    process.communicate(timeout=20)
+    deadline = time.monotonic() + 10
+    while processes_mentioning(str(memory)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_mentioning(str(memory)) == []  # it cleaned up on SIGTERM (parent death)
+    assert list(memory.iterdir()) == []

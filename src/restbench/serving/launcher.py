@@ -43,7 +43,8 @@ import sys
 import tempfile
 import time
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,9 @@ PR_SET_PDEATHSIG = 1
 
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()
+# Originals whose import did not end within START_TIMEOUT_S (a wait at import time): the
+# reason; their starts fail at once, where each child would wait that long again.
+_hung: dict[str, str] = {}
 _warm_up_folders: list[Path] = []
 _reach_plans: dict[str, reach.ReachPlan] = {}  # by original root, made in `_plan_reach`
 
@@ -133,6 +137,7 @@ def _die_with_parent() -> None:
 def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     """Runs in the forked child: import the implementation, bind, report the port, serve."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     process_names.name_this_process(process_names.SERVER)
     _die_with_parent()
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -324,6 +329,25 @@ def _reap() -> None:
         pass
 
 
+class _OutOfTime(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raises _OutOfTime in the code under way once `seconds` have passed (SIGALRM)."""
+    def expire(_signum: int, _frame: object) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _load_original(request: dict[str, Any]) -> None:
     """Imports (and warms up) a service's original app once, before its first child forks."""
     root = request.get("original")
@@ -337,8 +361,13 @@ def _load_original(request: dict[str, Any]) -> None:
     os.dup2(devnull, 1)  # stdout is the protocol channel: the service's prints stay out
     os.dup2(devnull, 2)
     try:
-        _originals[root] = originals.load(Path(root), warm_up_in, warm_up_database)
+        with _time_limit(START_TIMEOUT_S):
+            _originals[root] = originals.load(Path(root), warm_up_in, warm_up_database)
         _unloadable.discard(root)
+    except _OutOfTime:
+        _hung[root] = (f"its app did not finish importing and warming up within "
+                       f"{START_TIMEOUT_S:.0f} s (does app/main.py, or a module it imports, "
+                       "wait for something at import time?)")
     except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
         pass
     finally:
@@ -425,21 +454,34 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The harness gone, its end of stdin closes; but a launcher stuck in a service's import
+    # does not read it. SIGTERM then ends what it is doing, and it cleans up as on end of input.
+    signal.signal(signal.SIGTERM, _end)
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
     process_names.name_this_process(process_names.LAUNCHER)
     postgres = POSTGRES_FLAG in sys.argv[1:]
     folders = [argument for argument in sys.argv[1:] if argument != POSTGRES_FLAG]
-    _preload(postgres)
-    gc.freeze()
     children: set[int] = set()
     try:
+        _preload(postgres)
+        gc.freeze()
         _serve(children)
-    except BrokenPipeError:  # the harness is gone (interrupted or killed): nobody to answer
+    except (BrokenPipeError, SystemExit):  # the harness is gone: nobody to answer
         pass
-    for pid in children:
-        _stop(pid)
-    _remove_scratch(folders)
-    for folder in _warm_up_folders:
-        shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for pid in children:
+            _stop(pid)
+        _remove_scratch(folders)
+        for folder in _warm_up_folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _end(_signum: int, _frame: object) -> None:
+    raise SystemExit
 
 
 def _remove_scratch(folders: list[str]) -> None:
@@ -498,6 +540,11 @@ def _serve(children: set[int]) -> None:
                 if line.strip():
                     request = json.loads(line)
                     if request["op"] == "start":
+                        _load_original(request)
+                        if request.get("original") in _hung:
+                            _answer({"id": request.get("id"), "ok": False,
+                                     "error": _hung[request["original"]]})
+                            continue
                         started = _begin_start(request)
                         children.add(started.pid)
                         starting[started.read_fd] = started

@@ -530,17 +530,23 @@ class ServerPool:
                 await server.close_control()
             self._servers.clear()
             if self._preparing is not None:  # its errors, if any, met the servers' starts too
+                self._preparing.cancel()  # if it still waits for the launcher: nobody will use it
                 await asyncio.wait([self._preparing])
                 if not self._preparing.cancelled():
                     self._preparing.exception()  # retrieved, so asyncio does not log it
             if self._launcher is not None and self._launcher.returncode is None:
                 assert self._launcher.stdin is not None
                 self._launcher.stdin.close()
-                try:
-                    await asyncio.wait_for(self._launcher.wait(), timeout=10)
-                except TimeoutError:
-                    os.kill(self._launcher.pid, signal.SIGKILL)  # not .kill(): see _Worker.kill
-                    await self._launcher.wait()
+                # Then SIGTERM, which ends what it is stuck in (a service's import) and has it
+                # clean up as on end of input; SIGKILL leaves its folders to the next run.
+                # os.kill, not Process.send_signal: see executor._Worker.kill.
+                for signal_number, grace_s in ((signal.SIGTERM, 2), (signal.SIGKILL, 8)):
+                    try:
+                        await asyncio.wait_for(self._launcher.wait(), timeout=grace_s)
+                        break
+                    except TimeoutError:
+                        os.kill(self._launcher.pid, signal_number)
+                await self._launcher.wait()
             if self._reader is not None:
                 await asyncio.wait([self._reader], timeout=10)
         finally:
