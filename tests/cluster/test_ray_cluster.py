@@ -193,6 +193,20 @@ def test_a_service_that_cannot_start_on_a_node_is_a_start_failure(
     assert "(on Ray node " in done.stderr
 
 
+def test_a_mutant_whose_edit_does_not_apply_is_reported_as_locally(
+        nodes: TwoNodes, mini_service: Path) -> None:
+    """Before: a node planned the reach marks from every edit, this one too, and the run ended
+    with Ray's remote traceback of the MutationError."""
+    requirements = mini_service / "requirements.yaml"
+    text = requirements.read_text()
+    assert text.count('find: "status_code=404"') == 1
+    requirements.write_text(text.replace('find: "status_code=404"', 'find: "status_code=499"'))
+    done = restbench("validate", "-s", mini_service, "--ray", nodes.address)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "ray::" not in done.stderr
+    assert "mutant MINI-01-M1: find text does not occur" in done.stdout
+
+
 def test_run_scores_equal_the_local_run(nodes: TwoNodes, local_run: Path,
                                         tmp_path: Path) -> None:
     done = _run(tmp_path, "--ray", nodes.address)

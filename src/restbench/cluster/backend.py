@@ -371,7 +371,7 @@ class RayBackend:
             if left:
                 return
         except Exception as exc:  # noqa: BLE001 - a fault of ours or of on_done: the caller's
-            item.batch.fail(exc)
+            item.batch.fail(_unwrapped(exc))
             return
         item.batch.close_chunk()
 
@@ -439,3 +439,11 @@ def _on_the_head() -> NodeAffinitySchedulingStrategy:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0][:300] if text else type(error).__name__
+
+
+def _unwrapped(error: Exception) -> Exception:
+    """A restbench error raised on a node as itself: Ray wraps it in a RayTaskError whose
+    message is the remote traceback, in colour."""
+    if isinstance(error, ray.exceptions.RayTaskError) and isinstance(error.cause, RestbenchError):
+        return error.cause
+    return error

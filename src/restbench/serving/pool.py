@@ -27,7 +27,7 @@ from typing import Any, Self
 import httpx
 
 from restbench.benchmark.models import Database, Service
-from restbench.errors import ServiceStartError
+from restbench.errors import MutationError, ServiceStartError
 from restbench.execution import channel
 from restbench.execution.environment import clean_environment
 from restbench.mutation import Implementation, implementations_of, materialize
@@ -188,12 +188,17 @@ class RunningServer:
 
 
 def _edits(service: Service) -> list[list[str]]:
-    """(implementation id, file, edited text) of each mutant and benign variant: what the
-    launcher plans the original's marks from."""
-    return [[implementation.id, Path(implementation.edit.file).as_posix(),
-             edited_text(implementation)[1]]
-            for implementation in implementations_of(service).values()
-            if implementation.edit is not None]
+    """(implementation id, file, edited text) of each mutant and benign variant whose edit
+    applies: what the launcher plans the original's marks from. One that does not apply never
+    starts; the caller reports it (a Ray node loads the service whole, broken edits too)."""
+    edits = []
+    for implementation in implementations_of(service).values():
+        if implementation.edit is None:
+            continue
+        with contextlib.suppress(MutationError):
+            edits.append([implementation.id, Path(implementation.edit.file).as_posix(),
+                          edited_text(implementation)[1]])
+    return edits
 
 
 async def _connect_handoff(path: Path) -> socket.socket | None:
