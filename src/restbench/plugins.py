@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from restbench.errors import RestbenchError
@@ -54,3 +56,18 @@ def _import_here_too(module_name: str) -> Any:
             raise
         sys.path.append(here)
         return importlib.import_module(module_name)
+
+
+def source_fingerprint(plugin: object) -> str:
+    """A digest of the source file that defines `plugin`'s class, for a generator or agent
+    outside restbench: what it made before its code was edited is not reused. "" for
+    restbench's own (their code changes only with restbench, and the results they made keep
+    their keys), and where the source file cannot be read."""
+    module = sys.modules.get(type(plugin).__module__)
+    path = getattr(module, "__file__", None)
+    if module is None or path is None or module.__name__.partition(".")[0] == "restbench":
+        return ""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return ""

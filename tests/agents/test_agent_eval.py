@@ -490,3 +490,33 @@ def test_the_agents_first_prompt_shrinks_to_fit_a_small_context() -> None:
     messages, offered, cuts = start(estimate_tokens(messages, offered) - 10 + 100)
     assert cuts == ["tool descriptions trimmed", "API description left out"]
     assert "alice" not in messages[0]["content"]
+
+
+def test_a_rerun_after_editing_ones_agent_runs_its_cases_again(tmp_path: Path,
+                                                               fake_env: None) -> None:
+    """Before: a case's key covered the agent's name and arguments, not its code, so a rerun
+    after an edit took the old code's results."""
+    suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
+    path = tmp_path / "plugin.json"
+    path.write_text(json.dumps(suite))
+    agent = tmp_path / "restbench_edited_agent.py"
+
+    def write_agent(answer: str) -> None:
+        agent.write_text("from restbench.agents import AgentAnswer\n"
+                         "class Agent:\n    name = 'edited'\n"
+                         f"    def run(self, task):\n        return AgentAnswer({answer!r})\n")
+
+    def evaluate() -> tuple[str, str]:
+        done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
+                         "restbench_edited_agent:Agent", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        data = json.loads((tmp_path / "out" / "results.json").read_text())
+        return data["results"][0]["details"]["response_actual"], done.stderr
+
+    write_agent("first")
+    assert evaluate()[0] == "first"
+    answer, stderr = evaluate()
+    assert answer == "first" and "1 finished cases taken from" in stderr
+    write_agent("second")
+    answer, stderr = evaluate()
+    assert answer == "second" and "finished cases taken" not in stderr

@@ -51,6 +51,7 @@ from restbench.llm import (
 )
 from restbench.mutation import implementations_of
 from restbench.mutation.apply import ORIGINAL
+from restbench.plugins import source_fingerprint
 from restbench.scratch import scratch_folder
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import DatabaseChoice
@@ -189,9 +190,11 @@ async def load_targets(suites: list[EvalSuite], config: EvalConfig,
 
 
 class _Evaluation:
-    def __init__(self, config: EvalConfig, on_event: EventHandler) -> None:
+    def __init__(self, config: EvalConfig, on_event: EventHandler,
+                 agent_fingerprint: str = "") -> None:
         self.config = config
         self.on_event = on_event
+        self.agent_fingerprint = agent_fingerprint  # plugins.source_fingerprint of the agent
         self.results: list[CaseResult] = []
         self.planned = 0
         self.settings: dict[str, Any] = {}
@@ -211,8 +214,9 @@ class _Evaluation:
                       self._target_key(target))
 
     def _target_key(self, target: _Target) -> str:
-        """What every case of `target` depends on: its service's code and OpenAPI document, and
-        the settings that reach the agent or the scores (made once per service)."""
+        """What every case of `target` depends on: its service's code and OpenAPI document, the
+        settings that reach the agent or the scores, and the code of an agent outside restbench
+        (made once per service)."""
         name = target.service.name
         if name not in self._target_keys:
             config = self.config
@@ -221,7 +225,8 @@ class _Evaluation:
                 target.openapi, config.agent, config.agent_args, config.model,
                 config.judge_model if config.scoring is ResponseScoring.LLM_JUDGE else None,
                 config.scoring.value, config.match_args.value, config.max_steps,
-                config.case_timeout_s, DatabaseChoice.parse(config.database).describe())
+                config.case_timeout_s, DatabaseChoice.parse(config.database).describe(),
+                *((self.agent_fingerprint,) if self.agent_fingerprint else ()))
         return self._target_keys[name]
 
     def reuse(self, finished: dict[str, CaseResult], work: list[tuple[int, EvalCase, _Target]]
@@ -371,7 +376,7 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
         if name:
             models[role] = settings.resolve(name)
             check_credentials(models[role])
-    evaluation = _Evaluation(config, on_event)
+    evaluation = _Evaluation(config, on_event, source_fingerprint(agent))
     with scratch_folder("restbench-agent-eval-") as scratch:
         async with AsyncExitStack() as stack:
             pool = await stack.enter_async_context(ServerPool(Path(scratch) / "servers",

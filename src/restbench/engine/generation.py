@@ -44,7 +44,7 @@ class GenerationRequest:
     repetition: int
     target: str
     fresh_calls: bool = False  # ask the model again even where the call cache has the answer
-    # A digest of the generator's source file (registry.code_fingerprint), for generators outside
+    # A digest of the generator's source file (plugins.source_fingerprint), for generators outside
     # restbench: a generation that an edited generator made is not reused. "" for restbench's own.
     code_fingerprint: str = ""
     # The most one generation may take (--generation-timeout), not counting its waits for a

@@ -33,11 +33,12 @@ from restbench.generators import (
     GeneratorSpec,
 )
 from restbench.generators.llm import THROUGH_RESTBENCH_ENDPOINTS
-from restbench.generators.registry import code_fingerprint, load_generator
+from restbench.generators.registry import load_generator
 from restbench.llm import ModelSettings, check_credentials
 from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, check_edits, implementations_of
 from restbench.mutation.apply import ORIGINAL
+from restbench.plugins import source_fingerprint
 from restbench.runners.setup import ToolMissing
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.scratch import scratch_folder
@@ -222,7 +223,7 @@ class _Runner:
     def cells(self) -> list[_Cell]:
         cells = []
         for spec, generator in self.generators:
-            fingerprint = code_fingerprint(generator)
+            fingerprint = source_fingerprint(generator)
             models = (list(self.config.models) or [NO_MODEL]) \
                 if getattr(generator, "uses_model", False) else [NO_MODEL]
             for model in models:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import sys
-from pathlib import Path
 from typing import Any
 
 from restbench.errors import GeneratorError
@@ -22,21 +19,6 @@ def available_generators() -> dict[str, str]:
 
 def _resolve(name: str) -> Any:
     return resolve_plugin(name, GROUP, "generator", GeneratorError)
-
-
-def code_fingerprint(generator: object) -> str:
-    """A digest of the source file that defines `generator`'s class, for a generator outside
-    restbench: a run does not reuse what the generator made before its code was edited. ""
-    for restbench's own generators, whose code changes only with restbench (and whose stored
-    generations keep their keys), and where the source file cannot be read."""
-    module = sys.modules.get(type(generator).__module__)
-    path = getattr(module, "__file__", None)
-    if module is None or path is None or module.__name__.partition(".")[0] == "restbench":
-        return ""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError:
-        return ""
 
 
 def load_generator(spec: GeneratorSpec) -> Generator:
