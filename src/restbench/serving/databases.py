@@ -49,6 +49,7 @@ class DatabaseChoice:
         if text.lower() in ("postgres", "postgresql"):
             return cls(Database.POSTGRESQL)
         if _URL.match(text):
+            _check_url(text)
             return cls(Database.POSTGRESQL, text)
         raise DatabaseError(f"--db {value!r}: expected sqlite, postgres or a postgresql:// URL")
 
@@ -221,13 +222,44 @@ def open_databases(database: DatabaseChoice) -> ServerDatabases:
     return PostgresDatabases(database.url)
 
 
+def _check_url(text: str) -> None:
+    """SQLAlchemy reads a URL's port only when the first server starts, and then a port that is
+    not a number is a ValueError with a traceback; here it is the user's one-line error."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        port = make_url(text).port
+    except ArgumentError as exc:
+        raise DatabaseError(f"--db {_without_password(text)!r}: {exc}") from None
+    except ValueError:
+        raise DatabaseError(f"--db {_without_password(text)!r}: "
+                            f"{_address_problem(text)}") from None
+    if port is not None and not 0 < port < 65536:
+        raise DatabaseError(f"--db {_without_password(text)!r}: the port {port} is not "
+                            "from 1 to 65535")
+
+
+def _address_problem(text: str) -> str:
+    """What is wrong with the host and port of a URL that SQLAlchemy cannot read."""
+    after_scheme = text.split("://", 1)[1].split("?", 1)[0]
+    address = after_scheme.rpartition("@")[2].split("/", 1)[0]
+    if address.startswith("[") and "]" not in address:
+        return f"the host {address!r} has no closing ']' (an IPv6 address goes in [...])"
+    if "," in address:
+        return (f"{address!r}: one host:port only (for several, pass them as "
+                "?host=H1:PORT1&host=H2:PORT2)")
+    port = address.rpartition("]")[2] if address.startswith("[") else address
+    return f"the port {port.partition(':')[2]!r} is not a number"
+
+
 def _with(url: str, **parts: str) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
         return make_url(url).set(**parts).render_as_string(hide_password=False)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:
         raise DatabaseError(f"--db {_without_password(url)!r}: {exc}") from None
 
 
