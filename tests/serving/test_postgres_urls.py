@@ -3,11 +3,19 @@ they are, passwords never shown or stored. Real `restbench` processes and Postgr
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from urllib.parse import quote
 
+import psycopg
 import pytest
+from psycopg import sql
 
+from restbench.serving.memory_folders import ROOT_VARIABLE
+from restbench.serving.postgres import ThrowawayPostgres
 from tests.cli_helpers import restbench
+from tests.memory_helpers import memory_folder
+from tests.postgres_helpers import needs_postgres
 
 MALFORMED = {
     "postgresql://u@h:notaport/d": "the port 'notaport' is not a number",
@@ -31,3 +39,37 @@ def test_a_malformed_url_is_one_line_before_anything_starts(command: list[str],
         assert len(lines) == 1 and lines[0].startswith("error: --db '"), result.stderr
         assert problem in lines[0] and ":p@" not in lines[0]
         assert list(own_memory.iterdir()) == []  # no pool was made
+
+
+@pytest.fixture
+def spaced_memory(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A memory folder whose path holds a space; the PostgreSQL socket goes there."""
+    folder = memory_folder("rbtest with space-")
+    monkeypatch.setenv(ROOT_VARIABLE, str(folder))
+    yield folder  # type: ignore[misc]
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@needs_postgres
+def test_a_memory_folder_with_a_space_holds_the_throwaway_server(spaced_memory: Path) -> None:
+    result = restbench("validate", "-s", "fullstack", "-R", "FS-01", "--db", "postgres",
+                       timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "all sound" in result.stdout
+    assert list(spaced_memory.iterdir()) == []
+
+
+@needs_postgres
+def test_a_percent_encoded_database_name_reaches_the_server_as_it_is(
+        own_memory: Path) -> None:
+    """The user's admin database is named with a space, a quote and a non-ASCII letter,
+    percent-encoded in the URL as libpq wants."""
+    odd = "odd db-ñ'x"
+    with ThrowawayPostgres() as server:
+        with psycopg.connect(server.url, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(odd)))
+        url = server.url.replace("@/postgres?", f"@/{quote(odd, safe='')}?")
+        result = restbench("validate", "-s", "fullstack", "-R", "FS-01", "--db", url,
+                           timeout=600)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert "all sound" in result.stdout

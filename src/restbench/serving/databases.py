@@ -16,13 +16,17 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
 from restbench.serving.memory_folders import make_held, memory_root, release
 from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 _URL = re.compile(r"^postgres(ql)?(\+\w+)?://", re.IGNORECASE)
 _SERVICE_DRIVER = "postgresql+psycopg"
@@ -258,9 +262,30 @@ def _with(url: str, **parts: str) -> str:
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).set(**parts).render_as_string(hide_password=False)
+        return _render(make_url(url).set(**parts))
     except (ArgumentError, ValueError) as exc:
         raise DatabaseError(f"--db {_without_password(url)!r}: {exc}") from None
+
+
+def _render(url: URL) -> str:
+    """`url` with every part percent-encoded, as both libpq and SQLAlchemy decode it.
+    SQLAlchemy's own rendering leaves the database name as it is (libpq then refuses a space,
+    and decodes a `%` in it) and writes a space in the query as `+`, which libpq keeps."""
+    userinfo = ""
+    if url.username is not None:
+        password = f":{_encoded(url.password)}" if url.password is not None else ""
+        userinfo = f"{_encoded(url.username)}{password}@"
+    host = f"[{url.host}]" if url.host and ":" in url.host else url.host or ""
+    port = f":{url.port}" if url.port is not None else ""
+    database = f"/{_encoded(url.database)}" if url.database is not None else ""
+    query = "&".join(f"{_encoded(key)}={_encoded(value)}"
+                     for key, values in url.query.items()
+                     for value in ((values,) if isinstance(values, str) else values))
+    return f"{url.drivername}://{userinfo}{host}{port}{database}" + (f"?{query}" if query else "")
+
+
+def _encoded(text: str) -> str:
+    return quote(text, safe="")
 
 
 def _without_password(url: str) -> str:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
+from urllib.parse import quote
 
 from restbench.errors import RestbenchError
 from restbench.serving.memory_folders import make_held, memory_root, passed_on, release
@@ -280,7 +281,9 @@ class ThrowawayPostgres:
         """A libpq URL for the superuser's `postgres` database, over the Unix socket."""
         if self.socket_dir is None:
             raise PostgresError("the throwaway PostgreSQL server is not running")
-        return f"postgresql://{SUPERUSER}:{self._password}@/postgres?host={self.socket_dir}"
+        # Encoded: the memory folder's path may hold a space (libpq decodes %20, keeps a `+`).
+        password, socket_dir = quote(self._password, safe=""), quote(str(self.socket_dir))
+        return f"postgresql://{SUPERUSER}:{password}@/postgres?host={socket_dir}"
 
     def start(self) -> str:
         from restbench.execution.environment import clean_environment
