@@ -4,6 +4,7 @@ they are, passwords never shown or stored. Real `restbench` processes and Postgr
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
@@ -73,3 +74,38 @@ def test_a_percent_encoded_database_name_reaches_the_server_as_it_is(
                            timeout=600)
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         assert "all sound" in result.stdout
+
+
+def _password_in_query(server: ThrowawayPostgres) -> tuple[str, str]:
+    """The server's URL with its password moved from `user:PASSWORD@` to `?password=`."""
+    password = server.url.split("@", 1)[0].rsplit(":", 1)[1]
+    return server.url.replace(f":{password}@", "@") + f"&password={password}", password
+
+
+@needs_postgres
+def test_a_password_in_the_query_is_never_shown_or_stored(tmp_path: Path,
+                                                           own_memory: Path) -> None:
+    with ThrowawayPostgres() as server:
+        url, password = _password_in_query(server)
+        validated = restbench("validate", "-s", "fullstack", "-R", "FS-01", "--db", url,
+                              timeout=600)
+        assert validated.returncode == 0, validated.stdout[-2000:] + validated.stderr[-2000:]
+        assert "password=***" in validated.stdout
+        assert password not in validated.stdout + validated.stderr
+        output = tmp_path / "out"
+        ran = restbench("run", "-s", "fullstack", "-R", "FS-01", "-g", "golden", "-V",
+                        "precise", "--db", url, "-o", output, timeout=600)
+        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+        assert password not in ran.stdout + ran.stderr
+    with sqlite3.connect(output / "results.sqlite3") as store:
+        stored = " ".join(str(row) for row in store.execute("SELECT * FROM runs"))
+    assert "password=***" in stored and password not in stored
+
+
+def test_a_password_in_the_query_is_masked_in_the_connect_error() -> None:
+    url = "postgresql://nobody@127.0.0.1:1/x?password=secret"  # port 1: refused at once
+    result = restbench("validate", "-s", "fullstack", "-R", "FS-01", "--db", url, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "secret" not in result.stdout + result.stderr
+    assert "error: --db: cannot connect to postgresql://nobody@127.0.0.1:1/x?password=***: " \
+        in result.stderr

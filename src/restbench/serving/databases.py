@@ -289,7 +289,9 @@ def _encoded(text: str) -> str:
 
 
 def _without_password(url: str) -> str:
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL as shown and stored: a password, as `user:PASSWORD@` or `?password=`, masked."""
+    url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def _first_line(exc: BaseException) -> str:
