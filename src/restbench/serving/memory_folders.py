@@ -25,7 +25,7 @@ MEMORY_ROOT = "/dev/shm"
 # Where a user puts them instead: a bigger tmpfs where /dev/shm is small (a container's is 64 MB
 # by default), a disk, or a folder of one's own that holds only one run's.
 ROOT_VARIABLE = "RESTBENCH_MEMORY_DIR"
-PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-")
+PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-", "restbench-pg-")
 # Between mkdtemp and the lock a folder is unheld for microseconds; only older ones are swept.
 ORPHAN_AGE_S = 120.0
 
@@ -64,12 +64,13 @@ def release(descriptor: int | None) -> None:
             os.close(descriptor)
 
 
-def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S) -> list[Path]:
+def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S,
+                  prefixes: tuple[str, ...] = PREFIXES) -> list[Path]:
     """Removes the folders of ours under `root` that no live process holds; returns them."""
     removed = []
     now = time.time()
     for path in Path(root).glob("restbench-*"):
-        if not path.name.startswith(PREFIXES):
+        if not path.name.startswith(prefixes):
             continue
         try:
             if now - path.stat().st_mtime < older_than_s:

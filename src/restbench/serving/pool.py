@@ -47,6 +47,7 @@ from restbench.serving.memory_folders import (
     sweep_orphans,
 )
 from restbench.serving.node_reach import NodePlan
+from restbench.serving.postgres import sweep_left_servers
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
@@ -240,6 +241,7 @@ class ServerPool:
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
             sweep_orphans(in_memory)
+        sweep_left_servers()  # throwaway PostgreSQL servers' folders outside memory
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._preparing: asyncio.Future[bool] | None = None
