@@ -23,8 +23,9 @@ from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
 from tests.postgres_helpers import needs_postgres
+from tests.process_helpers import live_children
 
 
 def _postmaster_pid(socket_dir: Path) -> int:
@@ -166,6 +167,10 @@ def test_a_missing_postgres_installation_is_a_one_line_error(
     assert "\n" not in message and "initdb" in message and "--db postgresql://" in message
 
 
+def _command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
 def _kill_supervisor(server: ThrowawayPostgres) -> None:
     supervisor = server._process
     assert supervisor is not None
@@ -208,3 +213,24 @@ def test_a_killed_supervisors_folder_goes_with_the_next_run_a_live_ones_stays(
         live.stop()
     assert list(own_memory.iterdir()) == []
 
+
+@needs_postgres
+def test_serve_stops_with_one_line_when_its_postgres_server_dies(own_memory: Path) -> None:
+    serve = start_interruptible("serve", "fullstack", "--db", "postgres", "--port", "0")
+    try:
+        assert serve.stderr is not None
+        for line in serve.stderr:  # uvicorn says so once it serves
+            if "Uvicorn running on" in line:
+                break
+        supervisor = next(pid for pid in live_children(serve.pid)
+                          if "restbench.serving.postgres" in _command_line(pid))
+        os.kill(supervisor, signal.SIGKILL)
+        serve.wait(timeout=30)
+        errors = [line for line in serve.stderr.read().splitlines() if line.startswith("error")]
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+    assert serve.returncode == 2
+    assert errors == [("error: the throwaway PostgreSQL server stopped (its supervisor process "
+                       "exited); serve stopped with it")]

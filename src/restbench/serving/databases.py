@@ -81,6 +81,11 @@ class ServerDatabases(Protocol):
 
     def drop(self, url: str) -> None: ...
 
+    def wait_for_server_exit(self) -> bool:
+        """Blocks while a database server this started runs; True once it is gone, False at
+        once when this started none."""
+        ...
+
     def close(self) -> None:
         """Drops what is left and stops what was started."""
         ...
@@ -119,6 +124,9 @@ class SqliteDatabases:
         server_folder = Path(url.removeprefix("sqlite:///")).parent
         if server_folder.parent == self._memory:
             shutil.rmtree(server_folder, ignore_errors=True)
+
+    def wait_for_server_exit(self) -> bool:
+        return False
 
     def close(self) -> None:
         if self._memory is not None:
@@ -205,6 +213,13 @@ class PostgresDatabases:
                                 .format(sql.Identifier(name)))
         except psycopg.Error:
             pass  # a database left behind on a user's server is named restbench_*
+
+    def wait_for_server_exit(self) -> bool:
+        throwaway = self._throwaway
+        if throwaway is None:
+            return False
+        throwaway.wait_for_exit()
+        return True
 
     def close(self) -> None:
         with self._lock:
@@ -298,5 +313,5 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "open_databases",
+__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "ServerDatabases", "open_databases",
            "require_support"]

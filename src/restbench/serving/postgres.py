@@ -331,6 +331,12 @@ class ThrowawayPostgres:
         self._password = str(answer.get("password", ""))
         return self.url
 
+    def wait_for_exit(self) -> None:
+        """Blocks until the supervisor exits: stopped, killed, or its server died."""
+        process = self._process
+        if process is not None:
+            process.wait()
+
     def stop(self) -> None:
         """Stops the server and deletes its folder; waits until both are done."""
         process, self._process = self._process, None
