@@ -21,7 +21,14 @@ from urllib.parse import quote
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import make_held, memory_root, release
+from restbench.serving.memory_folders import (
+    NO_SPACE_TEXT,
+    folder_full,
+    full_is_one_line,
+    make_held,
+    memory_root,
+    release,
+)
 from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
 
@@ -113,7 +120,8 @@ class SqliteDatabases:
         name in its working folder."""
         server_folder = (self._memory or folder) / label
         shutil.rmtree(server_folder, ignore_errors=True)
-        server_folder.mkdir(parents=True)
+        with full_is_one_line(self._memory.parent if self._memory else folder):
+            server_folder.mkdir(parents=True)
         return f"sqlite:///{server_folder / SQLITE_FILE}"
 
     def drop(self, url: str) -> None:
@@ -189,10 +197,18 @@ class PostgresDatabases:
             try:
                 admin.execute(statement + sql.SQL(self._strategy))
             except psycopg.Error as exc:
+                self._raise_if_full(exc)
                 raise DatabaseError(f"--db: cannot create database {name}: "
                                     f"{_first_line(exc)}") from None
             self._created.add(name)
         return _with(self._server_url, drivername=_SERVICE_DRIVER, database=name)
+
+    def _raise_if_full(self, exc: Exception) -> None:
+        """The throwaway server's data is in our scratch folder: a full one is the user's to
+        fix, as for SQLite."""
+        folder = self._throwaway.socket_dir if self._throwaway is not None else None
+        if folder is not None and NO_SPACE_TEXT in str(exc):
+            raise folder_full(folder.parent) from None
 
     def drop(self, url: str) -> None:
         from sqlalchemy.engine import make_url
