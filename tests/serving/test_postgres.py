@@ -8,6 +8,7 @@ tests/services/test_validate_on_postgres.py.)
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -22,18 +23,20 @@ from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
 from tests.postgres_helpers import needs_postgres
+from tests.process_helpers import live_children
 
 
 def _postmaster_pid(socket_dir: Path) -> int:
     return int((socket_dir / "data" / "postmaster.pid").read_text().splitlines()[0])
 
 
-def _gone(pid: int, folder: Path, within_s: float = 15.0) -> bool:
+def _gone(pid: int, folder: Path | None = None, within_s: float = 15.0) -> bool:
+    """Whether process `pid` (and `folder`, if given) went away within `within_s`."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if not folder.exists() and not Path(f"/proc/{pid}").exists():
+        if not (folder and folder.exists()) and not Path(f"/proc/{pid}").exists():
             return True
         time.sleep(0.05)
     return False
@@ -162,3 +165,72 @@ def test_a_missing_postgres_installation_is_a_one_line_error(
         ThrowawayPostgres().start()
     message = str(raised.value)
     assert "\n" not in message and "initdb" in message and "--db postgresql://" in message
+
+
+def _command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def _kill_supervisor(server: ThrowawayPostgres) -> None:
+    supervisor = server._process
+    assert supervisor is not None
+    supervisor.send_signal(signal.SIGKILL)
+    supervisor.wait()
+
+
+def _age(folder: Path, seconds: float) -> None:
+    """Makes `folder` look made `seconds` ago: the sweep spares younger ones (being made)."""
+    then = time.time() - seconds
+    os.utime(folder, (then, then))
+
+
+@needs_postgres
+def test_a_killed_supervisors_folder_goes_with_the_next_run_a_live_ones_stays(
+        own_memory: Path) -> None:
+    """SIGKILLed (as Ray ends an actor's children), the supervisor cannot remove its folder
+    (46-120 MB in memory); the next run's sweep does, and never a live server's."""
+    live, killed = ThrowawayPostgres(), ThrowawayPostgres()
+    try:
+        live.start()
+        killed.start()
+        assert live.socket_dir is not None and killed.socket_dir is not None
+        live_folder, killed_folder = live.socket_dir, killed.socket_dir
+        pid = _postmaster_pid(killed_folder)
+        _kill_supervisor(killed)
+        assert _gone(pid), f"postgres {pid} outlived its supervisor"
+        assert killed_folder.is_dir()
+        _age(killed_folder, 600)
+        _age(live_folder, 600)
+
+        result = restbench("validate", "-s", "todo", "-R", "TODO-01", timeout=300)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert not killed_folder.exists()
+        assert live_folder.is_dir()
+        with psycopg.connect(live.url, autocommit=True) as connection:
+            assert connection.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        killed.stop()
+        live.stop()
+    assert list(own_memory.iterdir()) == []
+
+
+@needs_postgres
+def test_serve_stops_with_one_line_when_its_postgres_server_dies(own_memory: Path) -> None:
+    serve = start_interruptible("serve", "fullstack", "--db", "postgres", "--port", "0")
+    try:
+        assert serve.stderr is not None
+        for line in serve.stderr:  # uvicorn says so once it serves
+            if "Uvicorn running on" in line:
+                break
+        supervisor = next(pid for pid in live_children(serve.pid)
+                          if "restbench.serving.postgres" in _command_line(pid))
+        os.kill(supervisor, signal.SIGKILL)
+        serve.wait(timeout=30)
+        errors = [line for line in serve.stderr.read().splitlines() if line.startswith("error")]
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+    assert serve.returncode == 2
+    assert errors == [("error: the throwaway PostgreSQL server stopped (its supervisor process "
+                       "exited); serve stopped with it")]

@@ -419,7 +419,7 @@ def format_result(result: BenchResult) -> str:
     config, load = result.config, result.load
     chosen = "".join(f" -R {pattern}" for pattern in config.requirements)
     lines = [(f"restbench bench: {result.executions} executions of `validate -s {config.service}"
-              f"{chosen}` per mode, db {config.database}, "
+              f"{chosen}` per mode, db {DatabaseChoice.parse(config.database).describe()}, "
               f"{'sandboxed' if config.sandbox else 'no sandbox'}, {os.cpu_count()} CPUs, "
               f"load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"),
              "", f"{'per execution (ms)':<36}{'median':>10}{'p95':>10}"]

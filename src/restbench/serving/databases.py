@@ -16,13 +16,24 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
 from restbench.benchmark.models import Database, Service
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import make_held, memory_root, release
+from restbench.serving.memory_folders import (
+    NO_SPACE_TEXT,
+    folder_full,
+    full_is_one_line,
+    make_held,
+    memory_root,
+    release,
+)
 from restbench.serving.originals import SQLITE_FILE
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 _URL = re.compile(r"^postgres(ql)?(\+\w+)?://", re.IGNORECASE)
 _SERVICE_DRIVER = "postgresql+psycopg"
@@ -49,6 +60,7 @@ class DatabaseChoice:
         if text.lower() in ("postgres", "postgresql"):
             return cls(Database.POSTGRESQL)
         if _URL.match(text):
+            _check_url(text)
             return cls(Database.POSTGRESQL, text)
         raise DatabaseError(f"--db {value!r}: expected sqlite, postgres or a postgresql:// URL")
 
@@ -75,6 +87,11 @@ class ServerDatabases(Protocol):
         ...
 
     def drop(self, url: str) -> None: ...
+
+    def wait_for_server_exit(self) -> bool:
+        """Blocks while a database server this started runs; True once it is gone, False at
+        once when this started none."""
+        ...
 
     def close(self) -> None:
         """Drops what is left and stops what was started."""
@@ -103,7 +120,8 @@ class SqliteDatabases:
         name in its working folder."""
         server_folder = (self._memory or folder) / label
         shutil.rmtree(server_folder, ignore_errors=True)
-        server_folder.mkdir(parents=True)
+        with full_is_one_line(self._memory.parent if self._memory else folder):
+            server_folder.mkdir(parents=True)
         return f"sqlite:///{server_folder / SQLITE_FILE}"
 
     def drop(self, url: str) -> None:
@@ -114,6 +132,9 @@ class SqliteDatabases:
         server_folder = Path(url.removeprefix("sqlite:///")).parent
         if server_folder.parent == self._memory:
             shutil.rmtree(server_folder, ignore_errors=True)
+
+    def wait_for_server_exit(self) -> bool:
+        return False
 
     def close(self) -> None:
         if self._memory is not None:
@@ -176,10 +197,18 @@ class PostgresDatabases:
             try:
                 admin.execute(statement + sql.SQL(self._strategy))
             except psycopg.Error as exc:
+                self._raise_if_full(exc)
                 raise DatabaseError(f"--db: cannot create database {name}: "
                                     f"{_first_line(exc)}") from None
             self._created.add(name)
         return _with(self._server_url, drivername=_SERVICE_DRIVER, database=name)
+
+    def _raise_if_full(self, exc: Exception) -> None:
+        """The throwaway server's data is in our scratch folder: a full one is the user's to
+        fix, as for SQLite."""
+        folder = self._throwaway.socket_dir if self._throwaway is not None else None
+        if folder is not None and NO_SPACE_TEXT in str(exc):
+            raise folder_full(folder.parent) from None
 
     def drop(self, url: str) -> None:
         from sqlalchemy.engine import make_url
@@ -201,6 +230,13 @@ class PostgresDatabases:
         except psycopg.Error:
             pass  # a database left behind on a user's server is named restbench_*
 
+    def wait_for_server_exit(self) -> bool:
+        throwaway = self._throwaway
+        if throwaway is None:
+            return False
+        throwaway.wait_for_exit()
+        return True
+
     def close(self) -> None:
         with self._lock:
             if self._admin is not None:
@@ -221,23 +257,77 @@ def open_databases(database: DatabaseChoice) -> ServerDatabases:
     return PostgresDatabases(database.url)
 
 
+def _check_url(text: str) -> None:
+    """SQLAlchemy reads a URL's port only when the first server starts, and then a port that is
+    not a number is a ValueError with a traceback; here it is the user's one-line error."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        port = make_url(text).port
+    except ArgumentError as exc:
+        raise DatabaseError(f"--db {_without_password(text)!r}: {exc}") from None
+    except ValueError:
+        raise DatabaseError(f"--db {_without_password(text)!r}: "
+                            f"{_address_problem(text)}") from None
+    if port is not None and not 0 < port < 65536:
+        raise DatabaseError(f"--db {_without_password(text)!r}: the port {port} is not "
+                            "from 1 to 65535")
+
+
+def _address_problem(text: str) -> str:
+    """What is wrong with the host and port of a URL that SQLAlchemy cannot read."""
+    after_scheme = text.split("://", 1)[1].split("?", 1)[0]
+    address = after_scheme.rpartition("@")[2].split("/", 1)[0]
+    if address.startswith("[") and "]" not in address:
+        return f"the host {address!r} has no closing ']' (an IPv6 address goes in [...])"
+    if "," in address:
+        return (f"{address!r}: one host:port only (for several, pass them as "
+                "?host=H1:PORT1&host=H2:PORT2)")
+    port = address.rpartition("]")[2] if address.startswith("[") else address
+    return f"the port {port.partition(':')[2]!r} is not a number"
+
+
 def _with(url: str, **parts: str) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).set(**parts).render_as_string(hide_password=False)
-    except ArgumentError as exc:
+        return _render(make_url(url).set(**parts))
+    except (ArgumentError, ValueError) as exc:
         raise DatabaseError(f"--db {_without_password(url)!r}: {exc}") from None
 
 
+def _render(url: URL) -> str:
+    """`url` with every part percent-encoded, as both libpq and SQLAlchemy decode it.
+    SQLAlchemy's own rendering leaves the database name as it is (libpq then refuses a space,
+    and decodes a `%` in it) and writes a space in the query as `+`, which libpq keeps."""
+    userinfo = ""
+    if url.username is not None:
+        password = f":{_encoded(url.password)}" if url.password is not None else ""
+        userinfo = f"{_encoded(url.username)}{password}@"
+    host = f"[{url.host}]" if url.host and ":" in url.host else url.host or ""
+    port = f":{url.port}" if url.port is not None else ""
+    database = f"/{_encoded(url.database)}" if url.database is not None else ""
+    query = "&".join(f"{_encoded(key)}={_encoded(value)}"
+                     for key, values in url.query.items()
+                     for value in ((values,) if isinstance(values, str) else values))
+    return f"{url.drivername}://{userinfo}{host}{port}{database}" + (f"?{query}" if query else "")
+
+
+def _encoded(text: str) -> str:
+    return quote(text, safe="")
+
+
 def _without_password(url: str) -> str:
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL as shown and stored: a password, as `user:PASSWORD@` or `?password=`, masked."""
+    url = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "open_databases",
+__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "ServerDatabases", "open_databases",
            "require_support"]

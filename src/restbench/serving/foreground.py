@@ -6,15 +6,29 @@ import asyncio
 import contextlib
 import socket
 import sys
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from restbench.benchmark.models import Service
 from restbench.errors import MutationError
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
 from restbench.scratch import scratch_folder
-from restbench.serving.databases import DatabaseChoice, open_databases, require_support
+from restbench.serving.databases import (
+    DatabaseChoice,
+    DatabaseError,
+    ServerDatabases,
+    open_databases,
+    require_support,
+)
 from restbench.serving.launcher import SERVER_HTTP, SERVER_LOOP
+
+if TYPE_CHECKING:
+    import uvicorn
+
+# uvicorn.run's exit status when the server did not start (uvicorn.main.STARTUP_FAILURE)
+STARTUP_FAILURE = 3
 
 
 def serve_foreground(service: Service, mutant: str | None = None, host: str = "127.0.0.1",
@@ -41,10 +55,32 @@ def serve_foreground(service: Service, mutant: str | None = None, host: str = "1
 
             app = create_app(databases.create(Path(scratch), f"{service.name}-{chosen}"))
             # the harness's loop and protocol, so a person meets what tests meet
-            uvicorn.run(app, host=host, port=port, log_level="info", loop=SERVER_LOOP,
-                        http=SERVER_HTTP)
+            server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info",
+                                                   loop=SERVER_LOOP, http=SERVER_HTTP))
+            database_gone = _stop_when_database_server_exits(databases, server)
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn stopped, as asked
+                server.run()
+            if database_gone.is_set():
+                raise DatabaseError("the throwaway PostgreSQL server stopped (its supervisor "
+                                    "process exited); serve stopped with it")
+            if not server.started:
+                sys.exit(STARTUP_FAILURE)  # uvicorn said why, as uvicorn.run would
         finally:
             databases.close()
+
+
+def _stop_when_database_server_exits(databases: ServerDatabases,
+                                     server: uvicorn.Server) -> threading.Event:
+    """Without its database the app would answer 500 to every request."""
+    gone = threading.Event()
+
+    def watch() -> None:
+        if databases.wait_for_server_exit():
+            gone.set()
+            server.should_exit = True
+
+    threading.Thread(target=watch, name="database-server-watch", daemon=True).start()
+    return gone
 
 
 async def _serve_external(implementation: Implementation, host: str, port: int,

@@ -30,6 +30,7 @@ the launcher (PR_SET_PDEATHSIG), and the launcher stops them all when its stdin 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import gc
 import io
@@ -189,9 +190,13 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     except BaseException as exc:  # noqa: BLE001 - any failure must reach the harness
         import traceback
 
-        traceback.print_exc()  # first: the harness reads the log as soon as the report comes
-        sys.stderr.flush()
-        os.write(report_fd, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        with contextlib.suppress(OSError):  # the log's device may be the one that is full
+            traceback.print_exc()  # first: the harness reads the log as soon as the report comes
+            sys.stderr.flush()
+        report: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"}
+        if memory_folders.is_no_space(exc) or memory_folders.SQLITE_FULL_TEXT in str(exc):
+            report["full"] = True  # the SQLite copy, or the service's own writes to it
+        os.write(report_fd, json.dumps(report).encode())
         os.close(report_fd)
         os._exit(1)
     port = sock.getsockname()[1]
@@ -446,7 +451,8 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
     original = starting.original
     if "port" not in report:
         _reap()
-        return {"ok": False, "pid": starting.pid, "error": report.get("error", "failed to start")}
+        return {"ok": False, "pid": starting.pid, "error": report.get("error", "failed to start"),
+                "full": bool(report.get("full"))}
     return {"ok": True, "pid": starting.pid, "port": report["port"],
             "switch": report.get("switch", originals.FULL), "cpu_s": report.get("cpu_s", 0.0),
             "warm_template": original.template_database if original is not None else None}

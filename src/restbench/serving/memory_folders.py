@@ -10,11 +10,13 @@ holds and that is old enough not to be one being made right now.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from restbench.errors import RestbenchError
@@ -25,9 +27,52 @@ MEMORY_ROOT = "/dev/shm"
 # Where a user puts them instead: a bigger tmpfs where /dev/shm is small (a container's is 64 MB
 # by default), a disk, or a folder of one's own that holds only one run's.
 ROOT_VARIABLE = "RESTBENCH_MEMORY_DIR"
-PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-")
+PREFIXES = ("restbench-db-", "restbench-src-", "restbench-warm-", "restbench-pg-")
 # Between mkdtemp and the lock a folder is unheld for microseconds; only older ones are swept.
 ORPHAN_AGE_S = 120.0
+
+
+class FolderFullError(RestbenchError):
+    """A folder restbench writes its scratch files in has no space left."""
+
+
+# How a full device shows where the errno is lost (shutil.Error's list, a launcher's report)
+NO_SPACE_TEXT = os.strerror(errno.ENOSPC)
+SQLITE_FULL_TEXT = "database or disk is full"
+
+
+def is_no_space(exc: BaseException) -> bool:
+    """Whether `exc` is (or, for copytree's shutil.Error, holds) ENOSPC."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    return isinstance(exc, shutil.Error) and NO_SPACE_TEXT in str(exc)
+
+
+def folder_full(folder: Path | str) -> FolderFullError:
+    """The one line for a full scratch folder: in memory, where to put it instead."""
+    hint = f"; set {ROOT_VARIABLE} to a folder with more room (README: Databases)" \
+        if _in_memory(Path(folder)) else ""
+    return FolderFullError(f"{folder}: full (ENOSPC, no space left on device) while restbench "
+                           f"wrote its scratch files there{hint}")
+
+
+@contextlib.contextmanager
+def full_is_one_line(folder: Path | str) -> Iterator[None]:
+    """Turns ENOSPC met while writing in `folder` into `folder_full`'s error."""
+    try:
+        yield
+    except OSError as exc:  # shutil.Error is one too
+        if is_no_space(exc):
+            raise folder_full(folder) from None
+        raise
+
+
+def _in_memory(folder: Path) -> bool:
+    try:
+        root = memory_root()
+    except RestbenchError:
+        return False
+    return root is not None and folder.is_relative_to(root)
 
 
 def memory_root() -> str | None:
@@ -64,12 +109,13 @@ def release(descriptor: int | None) -> None:
             os.close(descriptor)
 
 
-def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S) -> list[Path]:
+def sweep_orphans(root: str, *, older_than_s: float = ORPHAN_AGE_S,
+                  prefixes: tuple[str, ...] = PREFIXES) -> list[Path]:
     """Removes the folders of ours under `root` that no live process holds; returns them."""
     removed = []
     now = time.time()
     for path in Path(root).glob("restbench-*"):
-        if not path.name.startswith(PREFIXES):
+        if not path.name.startswith(prefixes):
             continue
         try:
             if now - path.stat().st_mtime < older_than_s:

@@ -40,6 +40,8 @@ from restbench.serving.databases import DatabaseChoice, open_databases, require_
 from restbench.serving.external import ExternalServer, build, start_external
 from restbench.serving.logs import log_tail
 from restbench.serving.memory_folders import (
+    folder_full,
+    full_is_one_line,
     make_held,
     memory_root,
     passed_on,
@@ -47,6 +49,7 @@ from restbench.serving.memory_folders import (
     sweep_orphans,
 )
 from restbench.serving.node_reach import NodePlan
+from restbench.serving.postgres import sweep_left_servers
 
 log = logging.getLogger(__name__)
 HANDOFF_TIMEOUT_S = 10.0
@@ -245,6 +248,7 @@ class ServerPool:
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
             sweep_orphans(in_memory)
+        sweep_left_servers()  # throwaway PostgreSQL servers' folders outside memory
         self._databases = open_databases(self.database)
         self._launcher: asyncio.subprocess.Process | None = None
         self._preparing: asyncio.Future[bool] | None = None
@@ -263,6 +267,7 @@ class ServerPool:
         # copying a service to a busy disk took tens of ms per implementation.
         self._sources, self._sources_held = make_held("restbench-src-", in_memory) \
             if in_memory is not None else (workdir, None)
+        self._scratch_root = Path(in_memory) if in_memory is not None else workdir
         self._socket_numbers = itertools.count()
         # PostgreSQL: per service, the database its original app was warmed up on, and once that
         # is seeded, its name as the template of the service's server databases
@@ -385,7 +390,8 @@ class ServerPool:
         key = (implementation.service.name, implementation.id)
         if key not in self._materialized:
             folder = self._sources / implementation.service.name / implementation.id
-            self._materialized[key] = materialize(implementation, folder)
+            with full_is_one_line(self._scratch_root):
+                self._materialized[key] = materialize(implementation, folder)
         return self._materialized[key]
 
     async def _built_source_for(self, implementation: Implementation) -> Path:
@@ -396,7 +402,8 @@ class ServerPool:
             if key not in self._materialized:
                 folder = self._sources / implementation.service.name / implementation.id
                 shutil.rmtree(folder, ignore_errors=True)
-                materialize(implementation, folder)
+                with full_is_one_line(self._scratch_root):
+                    materialize(implementation, folder)
                 assert implementation.service.manifest is not None
                 tree = folder / implementation.service.manifest.source.tree
                 await build(implementation, tree, implementation.service.manifest)
@@ -477,6 +484,8 @@ class ServerPool:
         name = f"{implementation.service.name} {implementation.id}"
         if not answer["ok"]:
             await asyncio.to_thread(self._databases.drop, database_url)
+            if answer.get("full"):
+                raise folder_full(self._scratch_root)
             log_text = log_file.read_text(errors="replace") if log_file.exists() else ""
             raise ServiceStartError(start_failure(name, answer["error"], log_text, source,
                                                   implementation))

@@ -5,7 +5,9 @@ that runs initdb into a fresh temporary folder, starts `postgres` listening only
 in that folder, answers one JSON line and then waits for its standard input to close. Whatever
 closes it (an orderly stop, an exception, Ctrl-C, a SIGKILL of the harness), the supervisor then
 stops the server (`pg_ctl stop -m immediate`, then a kill) and deletes the folder. Should the
-supervisor itself be killed, the server gets SIGQUIT (PR_SET_PDEATHSIG) and shuts down at once.
+supervisor itself be killed, the server gets SIGQUIT (PR_SET_PDEATHSIG) and shuts down at once,
+and the folder, which the supervisor's lock held (see `memory_folders`), goes with the next
+pool's sweep.
 
 PostgreSQL refuses to run as root; as root the server runs as the `postgres` system user.
 """
@@ -29,11 +31,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
+from urllib.parse import quote
 
 from restbench.errors import RestbenchError
-from restbench.serving.memory_folders import make_held, memory_root, passed_on, release
+from restbench.serving.memory_folders import (
+    make_held,
+    memory_root,
+    passed_on,
+    release,
+    sweep_orphans,
+)
 
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
+FOLDER_PREFIX = "restbench-pg-"
 DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
 SERVER_ACCOUNT = "postgres"
 SUPERUSER = "postgres"
@@ -140,6 +150,28 @@ def _reachable(folder: Path, account: tuple[int, int] | None) -> bool:
     return True
 
 
+def _data_parent(account: tuple[int, int] | None) -> str:
+    """Where the server's folder goes: in memory where the machine has a tmpfs (with the data
+    files on disk, CREATE DATABASE, a checkpoint and a copy of the template, took ~0.7 s on a
+    busy machine), else TMPDIR, else /tmp; one the server's account can reach, with room for
+    the socket's name."""
+    in_memory = memory_root()
+    parent = in_memory if in_memory is not None \
+        and _reachable(Path(in_memory), account) else tempfile.gettempdir()
+    if len(parent) + 20 > SOCKET_FOLDER_MAX or not _reachable(Path(parent), account):
+        parent = "/tmp"
+    return parent
+
+
+def sweep_left_servers() -> list[Path]:
+    """Removes the folders that killed supervisors left on disk (TMPDIR, /tmp) and that no live
+    one holds; those in memory go with the sweep of the memory folder."""
+    removed = []
+    for parent in dict.fromkeys((tempfile.gettempdir(), "/tmp")):
+        removed += sweep_orphans(parent, prefixes=(FOLDER_PREFIX,))
+    return removed
+
+
 def _ready(data: Path) -> bool:
     """postmaster.pid's status line says `ready` once connections are accepted."""
     try:
@@ -155,16 +187,9 @@ class _Supervised:
     def __init__(self) -> None:
         self.programs = find_programs()
         self.account = server_account()
-        # In memory where the machine has a tmpfs: with the data files on disk, CREATE DATABASE
-        # (a checkpoint and a copy of the template) took ~0.7 s on a busy machine.
-        in_memory = memory_root()
-        parent = in_memory if in_memory is not None \
-            and _reachable(Path(in_memory), self.account) else tempfile.gettempdir()
-        if len(parent) + 20 > SOCKET_FOLDER_MAX or not _reachable(Path(parent), self.account):
-            parent = "/tmp"
-        # Held while the supervisor lives, as the harness's other scratch folders are, so that
-        # whoever looks can tell a live run's folder from one left behind.
-        self.folder, self._held = make_held("restbench-pg-", parent)
+        # Held while the supervisor lives, as the harness's other scratch folders are: should the
+        # supervisor be killed, the next pool's sweep removes it (see memory_folders).
+        self.folder, self._held = make_held(FOLDER_PREFIX, _data_parent(self.account))
         self.data = self.folder / "data"
         self.log = self.folder / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -280,7 +305,9 @@ class ThrowawayPostgres:
         """A libpq URL for the superuser's `postgres` database, over the Unix socket."""
         if self.socket_dir is None:
             raise PostgresError("the throwaway PostgreSQL server is not running")
-        return f"postgresql://{SUPERUSER}:{self._password}@/postgres?host={self.socket_dir}"
+        # Encoded: the memory folder's path may hold a space (libpq decodes %20, keeps a `+`).
+        password, socket_dir = quote(self._password, safe=""), quote(str(self.socket_dir))
+        return f"postgresql://{SUPERUSER}:{password}@/postgres?host={socket_dir}"
 
     def start(self) -> str:
         from restbench.execution.environment import clean_environment
@@ -303,6 +330,12 @@ class ThrowawayPostgres:
         self.socket_dir = Path(answer["socket_dir"])
         self._password = str(answer.get("password", ""))
         return self.url
+
+    def wait_for_exit(self) -> None:
+        """Blocks until the supervisor exits: stopped, killed, or its server died."""
+        process = self._process
+        if process is not None:
+            process.wait()
 
     def stop(self) -> None:
         """Stops the server and deletes its folder; waits until both are done."""
