@@ -358,3 +358,29 @@ def test_a_custom_generator_and_a_failing_case_do_not_stop_the_run(
     assert written.answer_file is None
     with pytest.raises(GeneratorError, match="unknown generator 'refine' for grading"):
         asyncio.run(grade(_config(tmp_path, endpoint(all_met), generator="refine")))
+
+
+def test_a_dataset_without_criteria_needs_no_grader_model(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the grader (default gpt-5-mini) was looked up for every grade, so a config file
+    whose [models] table did not list it stopped a dataset that only has assertion checks."""
+    monkeypatch.delenv(GRADER_ENV, raising=False)
+    folder = tmp_path / "checks-only"
+    folder.mkdir()
+    (folder / "api.json").write_text(json.dumps({"openapi": "3.1.0", "paths": {}}))
+    (folder / "req.txt").write_text("GET /health answers 200.\n")
+    (folder / "checks-only.json").write_text(json.dumps({
+        "dataset_name": "checks-only", "test_cases": [{
+            "test_id": "C-1", "name": "uses requests", "evaluation_criteria": [],
+            "inputs": {"openapi": "api.json", "requirement": "req.txt"},
+            "checks": [{"type": "contains", "value": "import requests"}]}]}))
+    code = "```python\nimport requests\n\ndef test_health():\n    assert True\n```"
+    with FakeLLMServer([Reply(content=code, usage=(100, 20))]) as fake:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[defaults]\nbase_url = "{fake.base_url}"\napi_key_env = ""\n'
+                          '[models.writer]\nmodel = "writer"\n')
+        report = asyncio.run(grade(GradeConfig(datasets=(str(folder),), models=("writer",),
+                                               output_dir=tmp_path / "out",
+                                               llm_config=config)))
+    (run,) = report.runs
+    assert [case.status for case in run.cases] == ["graded"], run.cases

@@ -124,11 +124,13 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
     settings = ModelSettings.load(config.llm_config)
     models = list(dict.fromkeys(config.models)) or [DEFAULT_MODEL]
     grader_name = grader_model(config.grader)
-    endpoints = {name: settings.resolve(name) for name in [*models, grader_name]}
+    # The grader is looked up only when a case has criteria for it: a config file whose
+    # [models] table does not list it is no problem for datasets of assertion checks alone.
     needs_grader = any(c.criteria for cases in chosen.values() for c in cases)
-    for name, endpoint in endpoints.items():
-        if name in models or needs_grader:
-            check_credentials(endpoint)
+    endpoints = {name: settings.resolve(name)
+                 for name in [*models, *([grader_name] if needs_grader else [])]}
+    for endpoint in endpoints.values():
+        check_credentials(endpoint)
     with_model = len(models) > 1
     folder_names = [_folder(d.name, m, with_model) for d in datasets for m in models]
     stamp = timestamp(config.output_dir, folder_names)
@@ -149,8 +151,8 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
                                 grader=grader_name, generator=config.generator, timestamp=stamp,
                                 generated_dir=config.output_dir / "generated-files"
                                 / f"{_folder(dataset.name, model, with_model)}_{stamp}")
-                grader = _CaseGrader(clients[model], clients[grader_name], write_test,
-                                     run.generated_dir, config.judge_retries)
+                grader = _CaseGrader(clients[model], clients.get(grader_name, clients[model]),
+                                     write_test, run.generated_dir, config.judge_retries)
 
                 async def one(case: TestCase, grader: _CaseGrader = grader) -> CaseResult:
                     async with limit:
