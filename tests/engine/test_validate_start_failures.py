@@ -7,6 +7,7 @@ import asyncio
 import io
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -82,28 +83,23 @@ def test_an_original_that_hangs_at_import_is_one_problem_after_the_start_limit(
     assert report.executions == 0
 
 
-def _wait_for_the_import(memory: Path) -> None:
-    """Until the launcher is in the service's import: it made its warm-up folder just before."""
+def _stuck_validate(service: Path, memory: Path) -> subprocess.Popen[str]:
+    """`restbench validate` of `service`, whose app hangs at import, once its launcher is in
+    that import (it made its warm-up folder just before)."""
+    _hang_at_import(service)
+    memory.mkdir()
+    process = start_interruptible("validate", "-s", service,
+                                  env={**os.environ, "RESTBENCH_MEMORY_DIR": str(memory)})
     deadline = time.monotonic() + 60
     while not list(memory.glob("restbench-warm-*")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_mentioning(str(memory)), "the launcher did not start"
     time.sleep(0.5)
+    return process
 
 
-def test_sigterm_stops_a_validate_whose_service_hangs_at_import(mini_service: Path,
-                                                                tmp_path: Path) -> None:
-    """Before: SIGTERM did nothing (the pool waited for the stuck launcher's answer), and a
-    SIGKILL left the launcher sleeping in the import, holding its folders in memory."""
-    _hang_at_import(mini_service)
-    memory = tmp_path / "memory"
-    memory.mkdir()
-    process = start_interruptible("validate", "-s", mini_service,
-                                  env={**os.environ, "RESTBENCH_MEMORY_DIR": str(memory)})
-    _wait_for_the_import(memory)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=20)
-    assert process.returncode == 130, stderr
+def _assert_nothing_left(memory: Path) -> None:
+    """No process of the run (the launcher names its folders in `memory`), no folder."""
     deadline = time.monotonic() + 10
     while processes_mentioning(str(memory)) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -111,18 +107,21 @@ def test_sigterm_stops_a_validate_whose_service_hangs_at_import(mini_service: Pa
     assert list(memory.iterdir()) == []
 
 
+def test_sigterm_stops_a_validate_whose_service_hangs_at_import(mini_service: Path,
+                                                                tmp_path: Path) -> None:
+    """Before: SIGTERM did nothing (the pool waited for the stuck launcher's answer), and a
+    SIGKILL left the launcher sleeping in the import, holding its folders in memory."""
+    process = _stuck_validate(mini_service, tmp_path / "memory")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130, stderr
+    _assert_nothing_left(tmp_path / "memory")
+
+
 def test_a_launcher_stuck_in_an_import_goes_with_a_killed_harness(mini_service: Path,
                                                                   tmp_path: Path) -> None:
-    _hang_at_import(mini_service)
-    memory = tmp_path / "memory"
-    memory.mkdir()
-    process = start_interruptible("validate", "-s", mini_service,
-                                  env={**os.environ, "RESTBENCH_MEMORY_DIR": str(memory)})
-    _wait_for_the_import(memory)
+    """It gets SIGTERM when its parent dies, and cleans up as on end of input."""
+    process = _stuck_validate(mini_service, tmp_path / "memory")
     process.kill()
     process.communicate(timeout=20)
-    deadline = time.monotonic() + 10
-    while processes_mentioning(str(memory)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert processes_mentioning(str(memory)) == []  # it cleaned up on SIGTERM (parent death)
-    assert list(memory.iterdir()) == []
+    _assert_nothing_left(tmp_path / "memory")
