@@ -38,6 +38,7 @@ def test_bench_runs_both_modes_and_reports() -> None:
     assert faults, done.stdout
     first, later = (int(count.replace(",", "")) for count in faults.groups())
     assert first > max(100, later), done.stdout
+    assert_servers_alive_add_up(done.stdout)
 
 
 def test_bench_names_an_unknown_service() -> None:
@@ -85,6 +86,18 @@ def test_bench_measures_a_service_in_another_language() -> None:
     naive_starts = re.search(r"^\s+server starts\s+(\d+)$", done.stdout, re.MULTILINE)
     assert naive_starts and int(naive_starts[1]) == 4  # one instance per execution
     assert re.search(r"server starts\s+\d+\s+\(\d+ own process\)", done.stdout), done.stdout
+    assert_servers_alive_add_up(done.stdout)
+
+
+def assert_servers_alive_add_up(output: str) -> None:
+    """Before: "servers alive at once, at most 4" under "server starts 3": the server of the
+    untimed warm-up was counted alive but not started, and the output did not say so."""
+    normal = output[output.index("normal total"):]
+    starts = re.search(r"^\s+server starts\s+(\d+)", normal, re.MULTILINE)
+    alive = re.search(r"^\s+servers alive at once, at most\s+(\d+)  \((\d+) of them started in "
+                      r"the untimed warm-up, not among the server starts\)$", normal, re.MULTILINE)
+    assert starts and alive, output
+    assert int(alive[2]) >= 1 and int(alive[1]) <= int(starts[1]) + int(alive[2]), output
 
 
 

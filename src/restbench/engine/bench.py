@@ -147,7 +147,8 @@ class Timings:
     peak_pss: int = 0
     peak_rss: int = 0
     starts: int = 0
-    most_servers: int = 0  # servers alive at once, at most
+    most_servers: int = 0  # servers alive at once, at most; the warm-up's among them
+    warm_up_servers: int = 0  # started in the untimed warm-up, so not among `starts`
     switches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # the server's minor page faults in an execution: FIRST (on a new server) or LATER
     faults: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
@@ -369,6 +370,10 @@ class _TimedPool:
         self._new_servers = new_servers
         self._alive: set[int] = set()
 
+    @property
+    def alive(self) -> int:
+        return len(self._alive)
+
     async def start(self, implementation: Implementation, replica: int = 0) -> Any:
         started = time.perf_counter()
         server = await self._pool.start(implementation, replica)
@@ -476,6 +481,16 @@ def _part_order(item: tuple[str, list[float]]) -> int:
     return _PARTS.index(item[0]) if item[0] in _PARTS else len(_PARTS)
 
 
+def _servers_alive_line(timings: Timings) -> str:
+    """The most servers alive at once, the warm-up's included: they were alive, so they count
+    here, but they were started before the measurement, so not among its starts."""
+    line = f"  {'servers alive at once, at most':<34}{timings.most_servers:>10}"
+    if timings.warm_up_servers:
+        line += (f"  ({timings.warm_up_servers} of them started in the untimed warm-up, "
+                 "not among the server starts)")
+    return line
+
+
 def format_result(result: BenchResult) -> str:
     config, load = result.config, result.load
     chosen = "".join(f" -R {pattern}" for pattern in config.requirements)
@@ -503,7 +518,7 @@ def format_result(result: BenchResult) -> str:
         lines.append(f"  {'server starts':<34}{timings.starts:>10}"
                      + (f"  ({ways})" if ways else ""))
         if timings.most_servers:
-            lines.append(f"  {'servers alive at once, at most':<34}{timings.most_servers:>10}")
+            lines.append(_servers_alive_line(timings))
         lines.append(f"  {'peak memory of the process tree':<34}"
                      f"{timings.peak_pss / 2**20:>9.0f} MiB PSS, {timings.peak_rss / 2**20:.0f} "
                      "MiB RSS")
@@ -531,12 +546,13 @@ async def run_bench(config: BenchConfig) -> BenchResult:
         async with contextlib.AsyncExitStack() as stack, \
                 ServerPool(scratch / "servers", database) as pool, \
                 Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
-                LocalBackend(_TimedPool(pool, Timings(), servers,  # type: ignore[arg-type]
-                                        new_servers),
+                LocalBackend(timed_pool := _TimedPool(pool, Timings(),  # type: ignore[arg-type]
+                                                      servers, new_servers),
                              _TimedExecutor(executor, Timings(), servers,  # type: ignore[arg-type]
                                             new_servers)) as backend:
             # Warm the launcher and the executor once, outside the measurement, as a run would.
             await run_normal(jobs[:1], backend, Timings())
+            normal.warm_up_servers = timed_pool.alive
             naive_pool: ServerPool | None = None
             for begin in range(0, len(jobs), ROUND):
                 chunk = jobs[begin:begin + ROUND]
