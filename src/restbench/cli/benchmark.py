@@ -73,10 +73,15 @@ ray_option = click.option(
 
 
 def _check_ray(ray: str | None) -> None:
-    if ray is not None:
-        from restbench.cluster import require_ray
+    if ray is None:
+        return
+    if not ray.strip():  # Ray's own message for it ends at "Invalid address format:"
+        raise RestbenchError(f"--ray {ray!r}: the address is empty; give the cluster's head as "
+                             "HOST:PORT, or --ray alone (or auto) for the cluster this machine "
+                             "belongs to")
+    from restbench.cluster import require_ray
 
-        require_ray()
+    require_ray()
 
 
 @main.command()
