@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -74,8 +75,8 @@ def test_validate_reports_an_unappliable_mutant_and_keeps_checking(mini_service:
     result = restbench("validate", "-s", mini_service)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert "MINI-01-M1: find text does not occur" in result.stdout.replace("\n", "")
-    assert "1 problem(s)" in result.stdout
+    assert "MINI-01-M1: find text does not occur" in result.stderr  # its problem line, whole
+    assert "mini: 2 requirements, 3 mutants, 1 benign variant: 1 problem (" in result.stdout
 
 
 def test_golden_test_path_that_does_not_exist(mini_service: Path) -> None:
@@ -280,6 +281,30 @@ def test_a_port_out_of_range(port: str) -> None:
     failed inside uvicorn with a cryptic socket error."""
     message = one_line_error(restbench("serve", "todo", "--port", port, timeout=60))
     assert f"Invalid value for '--port': {port} is not in the range 0<=x<=65535" in message
+
+
+@pytest.mark.parametrize("service", ["todo", "ledger"])
+def test_serve_on_a_port_in_use(service: str, tmp_path: Path) -> None:
+    """Before: todo printed uvicorn's `ERROR: [Errno 98] ...` and exited 3; ledger started its
+    server, then failed with a traceback (OSError), exit 1."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        message = one_line_error(restbench("serve", service, "--port", port, timeout=300,
+                                           env={"TMPDIR": str(tmp_path)}))
+    assert message.startswith(f"error: --host 127.0.0.1 --port {port}: cannot listen there: "
+                              "Address already in use"), message
+    assert list(tmp_path.iterdir()) == []  # no copy of the service, no server's folder
+
+
+@pytest.mark.parametrize(("host", "reason"), [("nohost.invalid", "Name or service not known"),
+                                              ("192.0.2.1", "Cannot assign requested address")])
+def test_serve_on_a_host_that_is_not_this_machine(host: str, reason: str, tmp_path: Path) -> None:
+    """Before: uvicorn's `ERROR: [Errno -2] Name or service not known`, the host not named,
+    exit 3."""
+    message = one_line_error(restbench("serve", "todo", "--host", host, "--port", "0",
+                                       timeout=60, env={"TMPDIR": str(tmp_path)}))
+    assert message.startswith(f"error: --host {host} --port 0: cannot listen there: {reason}")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("args", "problem"), [

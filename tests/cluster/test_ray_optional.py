@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests.cli_helpers import restbench
+
 BLOCK_RAY = "import sys; sys.modules['ray'] = None; "  # `import ray` now fails as if absent
 
 
@@ -69,3 +71,16 @@ def test_a_ray_client_address_is_refused_with_what_to_do_instead() -> None:
                 "address (HOST:6379) or auto")
     assert lines == [expected], done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("address", ["", " "])
+def test_an_empty_ray_address_is_a_one_line_error(command: str, address: str) -> None:
+    """Before: Ray's `Invalid address format:`, with nothing after the colon (and, without the
+    ray extra, the advice to install it)."""
+    done = restbench(command, "-s", "todo", "-R", "TODO-01", "--ray", address, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (f"error: --ray {address!r}: the address is empty; give the "
+                                   "cluster's head as HOST:PORT, or --ray alone (or auto) for "
+                                   "the cluster this machine belongs to")
+    assert done.stdout == ""

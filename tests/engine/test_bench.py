@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import restbench
+from tests.cli_helpers import restbench, start_interruptible
+from tests.process_helpers import processes_mentioning
 
 
 def test_bench_runs_both_modes_and_reports() -> None:
@@ -34,6 +38,7 @@ def test_bench_runs_both_modes_and_reports() -> None:
     assert faults, done.stdout
     first, later = (int(count.replace(",", "")) for count in faults.groups())
     assert first > max(100, later), done.stdout
+    assert_servers_alive_add_up(done.stdout)
 
 
 def test_bench_names_an_unknown_service() -> None:
@@ -81,3 +86,59 @@ def test_bench_measures_a_service_in_another_language() -> None:
     naive_starts = re.search(r"^\s+server starts\s+(\d+)$", done.stdout, re.MULTILINE)
     assert naive_starts and int(naive_starts[1]) == 4  # one instance per execution
     assert re.search(r"server starts\s+\d+\s+\(\d+ own process\)", done.stdout), done.stdout
+    assert_servers_alive_add_up(done.stdout)
+
+
+def assert_servers_alive_add_up(output: str) -> None:
+    """Before: "servers alive at once, at most 4" under "server starts 3": the server of the
+    untimed warm-up was counted alive but not started, and the output did not say so."""
+    normal = output[output.index("normal total"):]
+    starts = re.search(r"^\s+server starts\s+(\d+)", normal, re.MULTILINE)
+    alive = re.search(r"^\s+servers alive at once, at most\s+(\d+)  \((\d+) of them started in "
+                      r"the untimed warm-up, not among the server starts\)$", normal, re.MULTILINE)
+    assert starts and alive, output
+    assert int(alive[2]) >= 1 and int(alive[1]) <= int(starts[1]) + int(alive[2]), output
+
+
+
+def _slow_tests(service: Path) -> Path:
+    """`service` whose golden tests take 3 s: bench's own cleanup after an interruption is done
+    while a naive execution's pytest still runs."""
+    for test in (service / "golden").glob("test_*.py"):
+        test.write_text(test.read_text().replace("def test_", "def test_0_slow():\n    "
+                                                 "import time\n    time.sleep(3)\n\n\n"
+                                                 "def test_", 1))
+    return service
+
+
+@pytest.mark.parametrize(("service", "stop_signal"), [("slow", signal.SIGINT),
+                                                      ("slow", signal.SIGTERM),
+                                                      ("ledger", signal.SIGINT)])
+def test_an_interrupted_bench_leaves_nothing(service: str, stop_signal: signal.Signals,
+                                             mini_service: Path, tmp_path: Path) -> None:
+    """Before: the naive mode's thread went on after the interruption, its pytest and then the
+    next executions, whose folders it made in the scratch folder once that had been removed;
+    they stayed for good, the owner file that marks them stale gone with the rest."""
+    if service == "ledger" and shutil.which("node") is None:
+        pytest.fail("Node.js is missing: apt-get install nodejs")
+    target = _slow_tests(mini_service) if service == "slow" else service
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    process = start_interruptible("bench", "-s", target, "-n", "40",
+                                  env={**os.environ, "TMPDIR": str(scratch)})
+    try:
+        deadline = time.monotonic() + 120
+        # the naive mode's first pytest is running
+        while not list(scratch.glob("restbench-bench-*/naive-0/test_generated.py")):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(stop_signal)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr, stderr
+    assert list(scratch.iterdir()) == []
+    assert processes_mentioning(str(scratch)) == []

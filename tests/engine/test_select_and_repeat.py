@@ -148,8 +148,8 @@ def test_flaky_on_the_original():
     assert "flaky: MINI-01 on original: pass x2, fail x1" in result.stdout
     assert "problem in repetition 1: MINI-01: golden test does not pass on the original" \
         in result.stdout.replace("\n", " ")
-    assert "mini: 1 flaky outcome(s) over 3 repetitions; 1 repetition(s) with problems" \
+    assert "mini: 1 flaky outcome over 3 repetitions; 1 repetition with problems" \
         in result.stdout
     steady = restbench("validate", "-s", mini_service, "-R", "MINI-02", "--repeat", "2")
     assert steady.returncode == 0, steady.stdout + steady.stderr
-    assert "mini: 0 flaky outcome(s) over 2 repetitions" in steady.stdout
+    assert "mini: 0 flaky outcomes over 2 repetitions" in steady.stdout

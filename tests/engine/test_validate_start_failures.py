@@ -39,7 +39,8 @@ def test_a_mutant_that_does_not_start_is_its_requirements_problem(mini_service: 
     assert not by_id["MINI-01"].ok and by_id["MINI-02"].ok
     assert by_id["MINI-01"].not_started == ["MINI-01-M1"]
     assert len(report.problems) == 1
-    assert report.problems[0].startswith("mini: MINI-01-M1: mini MINI-01-M1 did not start")
+    # Before: "mini: MINI-01-M1: mini MINI-01-M1 did not start", the names twice
+    assert report.problems[0].startswith("mini MINI-01-M1 did not start: ")
     assert report.executions == 6  # the mutant's golden test never ran
     assert "MINI-01-M1 did not start (below)" in render(report)
 
@@ -50,7 +51,7 @@ def test_an_original_that_does_not_start_is_one_problem_and_nothing_is_sound(
     main.write_text(main.read_text() + "raise RuntimeError('broken original')\n")
     report = _validate(mini_service)
     assert len(report.problems) == 1
-    assert report.problems[0].startswith("mini: original: mini original did not start")
+    assert report.problems[0].startswith("mini original did not start: ")
     assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
     assert report.executions == 0
     assert not any(check.ok for check in report.checks)

@@ -114,10 +114,10 @@ def test_the_cli_says_what_it_did_not_run_and_execute_all_runs_it(
     for result in (inferred, everything):
         assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
         assert "Traceback" not in result.stderr
-    assert "layered: 2 requirements, 6 mutants, 2 benign variants: 3 problem(s) " \
+    assert "layered: 2 requirements, 6 mutants, 2 benign variants: 3 problems " \
            "(11 executions" in inferred.stdout
     assert "1 not run: never reached" in inferred.stdout
-    assert "3 problem(s) (12 executions" in everything.stdout
+    assert "3 problems (12 executions" in everything.stdout
     assert "not run" not in everything.stdout
 
 

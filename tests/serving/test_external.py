@@ -74,7 +74,7 @@ def test_a_diff_mutant_that_no_longer_applies_names_the_hunk(notes: Path) -> Non
 def test_validate_and_run_score_the_external_service(notes: Path, tmp_path: Path) -> None:
     validated = restbench("validate", "-s", notes)
     assert validated.returncode == 0, validated.stdout + validated.stderr
-    assert "3 requirements, 5 mutants, 1 benign variants: all sound" in validated.stdout
+    assert "3 requirements, 5 mutants, 1 benign variant: all sound" in validated.stdout
     assert "on its own storage)" in validated.stdout  # it keeps its state itself, not in SQLite
     listed = restbench("list", "-s", notes)
     assert "Notes (external, Node.js)" in listed.stdout

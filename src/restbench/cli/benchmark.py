@@ -49,6 +49,7 @@ from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import SCORE_FILES, total_cost
 from restbench.reports.summary import generation_failure_summary
 from restbench.reports.table import services_table
+from restbench.wording import counted
 
 # validate keeps nothing between runs: what it finished is what it printed.
 NOT_STORED = "interrupted; validate stores nothing, the reports above are all it finished"
@@ -73,10 +74,15 @@ ray_option = click.option(
 
 
 def _check_ray(ray: str | None) -> None:
-    if ray is not None:
-        from restbench.cluster import require_ray
+    if ray is None:
+        return
+    if not ray.strip():  # Ray's own message for it ends at "Invalid address format:"
+        raise RestbenchError(f"--ray {ray!r}: the address is empty; give the cluster's head as "
+                             "HOST:PORT, or --ray alone (or auto) for the cluster this machine "
+                             "belongs to")
+    from restbench.cluster import require_ray
 
-        require_ray()
+    require_ray()
 
 
 @main.command()
@@ -126,11 +132,18 @@ async def _validate_each(services: list[Service], workers: int | None, timeout_s
             async for report in validate_in_turn(services, backend, database=database,
                                                  on_event=events_of, execute_all=execute_all):
                 console.print(validation_table(report))
-                for problem in report.service_problems:
-                    errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False)
+                for problem in report.problems:  # in full: the table gives their first lines
+                    errors.print(f"[red]problem:[/] {escape(_without_blank_lines(problem))}",
+                                 highlight=False)
                 console.print(report.summary(), highlight=False)
                 all_ok &= report.ok
     return 0 if all_ok else 1
+
+
+def _without_blank_lines(problem: str) -> str:
+    """A problem as one block: a test's reason keeps its lines (an assertion's diff), not
+    pytest's blank ones between them."""
+    return "\n".join(line for line in problem.splitlines() if line.strip())
 
 
 def _named_after(service: Service, event: Event) -> Event:
@@ -164,14 +177,15 @@ async def _repeat_one(service: Service, repeat: int, database: str,
         console.print(f"repetition {number}/{repeat}: {reports[-1].summary()}; "
                       f"flaky so far: {len(flaky_outcomes(reports))}", highlight=False)
         for problem in reports[-1].problems:  # at once: a long run may be stopped early
-            console.print(f"[red]problem in repetition {number}:[/] {escape(problem)}",
-                          highlight=False)
+            console.print(f"[red]problem in repetition {number}:[/] "
+                          f"{escape(_without_blank_lines(problem))}", highlight=False)
     flaky = flaky_outcomes(reports)
     for item in flaky:
         console.print(f"[yellow]flaky:[/] {escape(item.describe())}", highlight=False)
     unsound = sum(not report.ok for report in reports)
-    console.print(f"{service.name}: {len(flaky)} flaky outcome(s) over {repeat} "
-                  f"repetitions; {unsound} repetition(s) with problems", highlight=False)
+    console.print(f"{service.name}: {counted(len(flaky), 'flaky outcome')} over {repeat} "
+                  f"repetitions; {counted(unsound, 'repetition')} with problems",
+                  highlight=False)
     return bool(flaky) or bool(unsound)
 
 

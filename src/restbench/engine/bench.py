@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import socket
 import statistics
@@ -30,10 +31,10 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from restbench.benchmark import resolve_services
 from restbench.benchmark.selection import select_requirements
@@ -57,6 +58,8 @@ from restbench.serving.databases import DatabaseChoice, open_databases
 from restbench.serving.external import ExternalServer
 
 ROUND = 10
+STOP_POLL_S = 0.05  # how often the naive mode's thread looks whether it is to stop
+T = TypeVar("T")
 EXTERNAL_START = "own process"  # how a service in another language's server is made
 NAIVE_SERVER = """
 import sys
@@ -144,7 +147,8 @@ class Timings:
     peak_pss: int = 0
     peak_rss: int = 0
     starts: int = 0
-    most_servers: int = 0  # servers alive at once, at most
+    most_servers: int = 0  # servers alive at once, at most; the warm-up's among them
+    warm_up_servers: int = 0  # started in the untimed warm-up, so not among `starts`
     switches: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # the server's minor page faults in an execution: FIRST (on a new server) or LATER
     faults: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
@@ -159,11 +163,57 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for_port(port: int, process: subprocess.Popen[bytes],
+class _Stopped(Exception):
+    """The naive mode's thread was told to stop (bench was interrupted)."""
+
+
+def _check(stop: threading.Event) -> None:
+    if stop.is_set():
+        raise _Stopped
+
+
+async def _in_thread_until_cancelled(work: Callable[[threading.Event], T]) -> T:
+    """`work(stop)` in a thread. Cancelled, it sets `stop` and returns only once the thread
+    has: a thread left running would go on making folders in the scratch folder while it is
+    removed, and they would stay for good."""
+    stop = threading.Event()
+    thread = asyncio.ensure_future(asyncio.to_thread(work, stop))
+    try:
+        return await asyncio.shield(thread)
+    except asyncio.CancelledError:
+        stop.set()
+        while not thread.done():
+            with contextlib.suppress(asyncio.CancelledError):  # a second Ctrl-C: still wait
+                await asyncio.wait([thread])
+        if not thread.cancelled():
+            thread.exception()  # retrieved: it is the interruption that is reported
+        raise
+
+
+def _wait_stoppable(process: subprocess.Popen[bytes], stop: threading.Event,
+                    timeout_s: float) -> int:
+    """`process`'s exit status; killed (and `_Stopped` raised) once `stop` is set, killed
+    (and `subprocess.TimeoutExpired` raised) after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            _check(stop)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(timeout=STOP_POLL_S)
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(process.args, timeout_s)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], stop: threading.Event,
                    timeout_s: float = 30) -> str | None:
     """None once the server listens on `port`; else why it does not."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        _check(stop)
         if process.poll() is not None:
             return f"exited with {process.returncode}"
         try:
@@ -184,15 +234,16 @@ def _naive_start_failure(implementation: Implementation, why: str, log_file: Pat
                          implementation)
 
 
-def _fresh_pytest(job: Job, folder: Path, base_url: str) -> int:
+def _fresh_pytest(job: Job, folder: Path, base_url: str, stop: threading.Event) -> int:
     """The naive mode's test run: a new `python -m pytest` process; its exit status."""
+    _check(stop)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "test_generated.py").write_text(job.code, encoding="utf-8")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "test_generated.py"], check=False, cwd=folder,
-                          env={**clean_environment(), "BASE_URL": base_url},
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                          timeout=60).returncode
+    pytest = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "test_generated.py"], cwd=folder,
+                              env={**clean_environment(), "BASE_URL": base_url},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return _wait_stoppable(pytest, stop, timeout_s=60)
 
 
 def _record_naive(timings: Timings, job: Job, times: tuple[float, float, float],
@@ -206,11 +257,21 @@ def _record_naive(timings: Timings, job: Job, times: tuple[float, float, float],
         timings.wrong.append(f"naive {job.implementation.id}: pytest exit {exit_status}")
 
 
-def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings: Timings) -> None:
+def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings: Timings,
+              stop: threading.Event) -> None:
+    """The naive mode, in a thread of its own; it returns soon after `stop` is set, its
+    processes killed."""
+    with contextlib.suppress(_Stopped):
+        _run_naive_jobs(jobs, scratch, database, timings, stop)
+
+
+def _run_naive_jobs(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings: Timings,
+                    stop: threading.Event) -> None:
     databases = open_databases(database)
     env = clean_environment()
     try:
         for number, job in enumerate(jobs):
+            _check(stop)
             folder = scratch / f"naive-{number}"
             started = time.perf_counter()
             source = materialize(job.implementation, folder / "src")
@@ -222,12 +283,12 @@ def run_naive(jobs: list[Job], scratch: Path, database: DatabaseChoice, timings:
                                            str(port)], env=env, stdout=subprocess.DEVNULL,
                                           stderr=log)
             try:
-                why = _wait_for_port(port, server)
+                why = _wait_for_port(port, server, stop)
                 if why is not None:
                     raise ServiceStartError(_naive_start_failure(job.implementation, why,
                                                                  log_file, source))
                 up = time.perf_counter()
-                exit_status = _fresh_pytest(job, folder, f"http://127.0.0.1:{port}")
+                exit_status = _fresh_pytest(job, folder, f"http://127.0.0.1:{port}", stop)
                 ended = time.perf_counter()
             finally:
                 server.kill()
@@ -248,8 +309,9 @@ async def run_naive_external(jobs: list[Job], pool: ServerPool, scratch: Path,
         server = await pool.start(job.implementation, number)
         try:
             up = time.perf_counter()
-            exit_status = await asyncio.to_thread(_fresh_pytest, job, scratch / f"naive-{number}",
-                                                  f"http://127.0.0.1:{server.port}")
+            url = f"http://127.0.0.1:{server.port}"
+            exit_status = await _in_thread_until_cancelled(
+                functools.partial(_fresh_pytest, job, scratch / f"naive-{number}", url))
             ended = time.perf_counter()
         finally:
             await pool.stop(server)
@@ -307,6 +369,10 @@ class _TimedPool:
         self._servers = servers
         self._new_servers = new_servers
         self._alive: set[int] = set()
+
+    @property
+    def alive(self) -> int:
+        return len(self._alive)
 
     async def start(self, implementation: Implementation, replica: int = 0) -> Any:
         started = time.perf_counter()
@@ -415,6 +481,16 @@ def _part_order(item: tuple[str, list[float]]) -> int:
     return _PARTS.index(item[0]) if item[0] in _PARTS else len(_PARTS)
 
 
+def _servers_alive_line(timings: Timings) -> str:
+    """The most servers alive at once, the warm-up's included: they were alive, so they count
+    here, but they were started before the measurement, so not among its starts."""
+    line = f"  {'servers alive at once, at most':<34}{timings.most_servers:>10}"
+    if timings.warm_up_servers:
+        line += (f"  ({timings.warm_up_servers} of them started in the untimed warm-up, "
+                 "not among the server starts)")
+    return line
+
+
 def format_result(result: BenchResult) -> str:
     config, load = result.config, result.load
     chosen = "".join(f" -R {pattern}" for pattern in config.requirements)
@@ -442,7 +518,7 @@ def format_result(result: BenchResult) -> str:
         lines.append(f"  {'server starts':<34}{timings.starts:>10}"
                      + (f"  ({ways})" if ways else ""))
         if timings.most_servers:
-            lines.append(f"  {'servers alive at once, at most':<34}{timings.most_servers:>10}")
+            lines.append(_servers_alive_line(timings))
         lines.append(f"  {'peak memory of the process tree':<34}"
                      f"{timings.peak_pss / 2**20:>9.0f} MiB PSS, {timings.peak_rss / 2**20:.0f} "
                      "MiB RSS")
@@ -470,12 +546,13 @@ async def run_bench(config: BenchConfig) -> BenchResult:
         async with contextlib.AsyncExitStack() as stack, \
                 ServerPool(scratch / "servers", database) as pool, \
                 Executor(1, 30, scratch / "exec", isolated=config.sandbox) as executor, \
-                LocalBackend(_TimedPool(pool, Timings(), servers,  # type: ignore[arg-type]
-                                        new_servers),
+                LocalBackend(timed_pool := _TimedPool(pool, Timings(),  # type: ignore[arg-type]
+                                                      servers, new_servers),
                              _TimedExecutor(executor, Timings(), servers,  # type: ignore[arg-type]
                                             new_servers)) as backend:
             # Warm the launcher and the executor once, outside the measurement, as a run would.
             await run_normal(jobs[:1], backend, Timings())
+            normal.warm_up_servers = timed_pool.alive
             naive_pool: ServerPool | None = None
             for begin in range(0, len(jobs), ROUND):
                 chunk = jobs[begin:begin + ROUND]
@@ -485,7 +562,8 @@ async def run_bench(config: BenchConfig) -> BenchResult:
                         ServerPool(scratch / "naive-servers", database))
                     await run_naive_external(chunk, naive_pool, scratch, naive)
                 else:
-                    await asyncio.to_thread(run_naive, chunk, scratch, database, naive)
+                    await _in_thread_until_cancelled(
+                        functools.partial(run_naive, chunk, scratch, database, naive))
                 naive.peak_pss = max(naive.peak_pss, memory.peak[0])
                 naive.peak_rss = max(naive.peak_rss, memory.peak[1])
                 memory.reset_peak()

@@ -28,6 +28,9 @@ from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, require_support
+from restbench.wording import counted
+
+NOT_JUDGED = "its runs on the mutants and benign variants were not judged"
 
 
 @dataclass
@@ -36,11 +39,35 @@ class RequirementCheck:
     mutants: list[str]
     golden: Outcome | None = None
     golden_reason: str = ""
-    killed: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    # The mutants its golden test did not pass on; they count as killed only if the test is
+    # valid (see `kills`).
+    failed_on: list[str] = field(default_factory=list)
+    golden_problem: str = ""  # its golden test does not pass on the original: why
+    broken: list[str] = field(default_factory=list)  # its mutants whose edit does not apply
+    # What its runs on the mutants and benign variants found wrong (see `judged`)
+    variant_problems: list[str] = field(default_factory=list)
     # Its mutants whose server did not start (their problem is the service's: it names the
     # error and where, and shows as its own line)
     not_started: list[str] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        """Whether its runs on the mutants and benign variants say anything about them: not
+        when its golden test does not pass on the original, where an invalid test kills nothing
+        and fails on a benign variant as it did there."""
+        return self.golden is Outcome.PASS or self.golden is None
+
+    @property
+    def killed(self) -> list[str]:
+        """The mutants its golden test kills: none if the test is invalid."""
+        return self.failed_on if self.golden is Outcome.PASS else []
+
+    @property
+    def problems(self) -> list[str]:
+        if not self.judged:
+            return [f"{self.golden_problem}; {NOT_JUDGED}", *self.broken]
+        return [*([self.golden_problem] if self.golden_problem else []), *self.broken,
+                *self.variant_problems]
 
     @property
     def ok(self) -> bool:
@@ -74,13 +101,14 @@ class ValidationReport:
         return sum(len(c.mutants) for c in self.checks)
 
     def summary(self) -> str:
-        verdict = "all sound" if self.ok else f"{len(self.problems)} problem(s)"
+        verdict = "all sound" if self.ok else counted(len(self.problems), "problem")
         per_execution = self.wall_s / self.executions * 1000 if self.executions else 0.0
         not_run = f", {self.not_run} not run: never reached" if self.not_run else ""
-        return (f"{self.service}: {len(self.checks)} requirements, {self.mutants} mutants, "
-                f"{self.benign} benign variants: {verdict} ({self.executions} executions in "
-                f"{self.wall_s:.1f} s, {per_execution:.0f} ms each{not_run}, "
-                f"on {self.database})")
+        return (f"{self.service}: {counted(len(self.checks), 'requirement')}, "
+                f"{counted(self.mutants, 'mutant')}, "
+                f"{counted(self.benign, 'benign variant')}: {verdict} "
+                f"({counted(self.executions, 'execution')} in {self.wall_s:.1f} s, "
+                f"{per_execution:.0f} ms each{not_run}, on {self.database})")
 
 
 def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, str]]:
@@ -153,8 +181,8 @@ async def validate_service(service: Service, *, workers: int | None = None,
         code = service.golden_code(requirement)
         targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
         jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
-        checks[requirement.id].problems += [broken[m.id] for m in requirement.mutants
-                                            if m.id in broken]
+        checks[requirement.id].broken += [broken[m.id] for m in requirement.mutants
+                                          if m.id in broken]
     plan = _Plan(jobs, execute_all)
 
     def record(job: Job, result: ExecutionResult) -> None:
@@ -164,17 +192,17 @@ async def validate_service(service: Service, *, workers: int | None = None,
         if kind == ORIGINAL:
             check.golden, check.golden_reason = result.outcome, result.reason
             if result.outcome is not Outcome.PASS:
-                check.problems.append(f"{job.label}: golden test does not pass on the original "
-                                      f"({result.outcome.value}: {result.reason})")
+                check.golden_problem = (f"{job.label}: golden test does not pass on the "
+                                        f"original ({result.outcome.value}: {result.reason})")
         elif kind == "mutant":
             if result.outcome is Outcome.PASS:
-                check.problems.append(f"{job.label}: golden test does not kill mutant "
-                                      f"{job.implementation.id}")
+                check.variant_problems.append(f"{job.label}: golden test does not kill mutant "
+                                              f"{job.implementation.id}")
             else:
-                check.killed.append(job.implementation.id)
+                check.failed_on.append(job.implementation.id)
         elif result.outcome is not Outcome.PASS:
-            check.problems.append(f"{job.label}: golden test fails on benign variant "
-                                  f"{job.implementation.id} ({result.reason})")
+            check.variant_problems.append(f"{job.label}: golden test fails on benign variant "
+                                          f"{job.implementation.id} ({result.reason})")
         on_event(Advanced("execute", f"{job.label} on {job.implementation.id}"))
 
     on_event(PhaseStarted("execute", len(jobs)))
@@ -202,14 +230,21 @@ def _start_problems(service: Service, failures: dict[str, ServiceStartError],
     an edit) fail the same way: they are counted, not listed."""
     if ORIGINAL in failures:
         others = len(failures) - 1
-        return [f"{service.name}: {ORIGINAL}: {failures[ORIGINAL]}"
+        return [_named(service, ORIGINAL, failures[ORIGINAL])
                 + (f" (and so did {others} mutants and benign variants)" if others else "")]
     requirement_of = {m.id: r.id for r in service.requirements for m in r.mutants}
     for implementation in failures:
         if implementation in requirement_of:
             checks[requirement_of[implementation]].not_started.append(implementation)
-    return [f"{service.name}: {implementation}: {error}"
-            for implementation, error in failures.items()]
+    return [_named(service, implementation, error) for implementation, error in failures.items()]
+
+
+def _named(service: Service, implementation: str, error: ServiceStartError) -> str:
+    """`error`'s message, led by the service and implementation unless it names them already
+    (a server's start failure does: `todo TODO-01-M1 did not start: ...`)."""
+    name = f"{service.name} {implementation}"
+    message = str(error)
+    return message if message.startswith(f"{name} ") else f"{name}: {message}"
 
 
 class _Plan:
@@ -254,7 +289,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, pla
     seed state that `reset` gives), so a test that passes then points at that clause; its
     problem says so, as a hint (a flaky test passes a second time too). The second run counts
     in no outcome."""
-    failed: dict[str, int] = {}  # requirement -> the index of the problem `record` added
+    failed: set[str] = set()  # the requirements whose golden test did not pass on the original
     released: list[asyncio.Future[dict[str, ServiceStartError]]] = []
 
     def run_released(requirement: str, original: ExecutionResult | None) -> None:
@@ -266,7 +301,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, pla
         record(job, result)
         if job.implementation.id == ORIGINAL:
             if result.outcome is not Outcome.PASS:
-                failed[job.label] = len(checks[job.label].problems) - 1
+                failed.add(job.label)
             run_released(job.label, result)
 
     try:
@@ -283,7 +318,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, pla
 
     def hint(job: Job, result: ExecutionResult) -> None:
         if result.outcome is Outcome.PASS:
-            checks[job.label].problems[failed[job.label]] += (
+            checks[job.label].golden_problem += (
                 "; run again after a reset it passed: if it always does, "
                 f"{service.name}'s create_app does not leave the seed state that reset gives, "
                 "which a new server's first test sees (docs/service-contract.md)")

@@ -10,7 +10,7 @@ from rich.table import Table
 from restbench.benchmark.models import MutantKind, Service
 from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.subsets import SEMANTIC, VAGUE_FAIR
-from restbench.engine.validate import ValidationReport
+from restbench.engine.validate import RequirementCheck, ValidationReport
 from restbench.llm.prices import usd
 
 
@@ -74,18 +74,41 @@ def score_table(result: RunResult) -> Table:
     return table
 
 
+STATUS_WIDTH = 80  # a problem's part of a status cell; the problem lines below give it whole
+
+
 def validation_table(report: ValidationReport) -> Table:
+    """A row per requirement; a problem's status cell is the start of its first line (the
+    command prints every problem in full below the table)."""
     table = Table(title=f"validate {report.service}", title_justify="left")
     for column in ("requirement", "golden on original", "mutants killed", "status"):
         table.add_column(column)
     for check in report.checks:
         golden = check.golden.value if check.golden else "not run"
-        troubles = [*check.problems, *(f"{m} did not start (below)" for m in check.not_started)]
+        troubles = [*(_in_brief(problem, check.requirement) for problem in check.problems),
+                    *(f"{m} did not start (below)" for m in check.not_started)]
         status = "[green]sound[/]" if check.ok else \
             f"[red]{escape('; '.join(troubles) or 'not checked (see the problems below)')}[/]"
-        table.add_row(check.requirement, golden, f"{len(check.killed)}/{len(check.mutants)}",
-                      status)
+        table.add_row(check.requirement, golden, _killed_cell(check), status)
     return table
+
+
+def _killed_cell(check: RequirementCheck) -> str:
+    """Killed of its mutants; an invalid golden test kills nothing (the README's definition),
+    one that did not run is not judged."""
+    if check.golden is None:
+        return "–"
+    return f"{len(check.killed)}/{len(check.mutants)}"
+
+
+def _in_brief(problem: str, requirement: str) -> str:
+    """`problem` without its requirement (the row names it), to the end of its first line and
+    at most STATUS_WIDTH characters; `(below)` where it was cut."""
+    text = problem.removeprefix(f"{requirement}: ")
+    first = text.split("\n", 1)[0].rstrip()
+    if first == text and len(text) <= STATUS_WIDTH:
+        return text
+    return f"{first[:STATUS_WIDTH].rstrip()}… (below)"
 
 
 def services_table(services: list[Service]) -> Table:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 import sys
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from restbench.benchmark.models import Service
-from restbench.errors import MutationError
+from restbench.errors import MutationError, RestbenchError, ServiceStartError
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
 from restbench.scratch import scratch_folder
@@ -27,44 +28,99 @@ from restbench.serving.launcher import SERVER_HTTP, SERVER_LOOP
 if TYPE_CHECKING:
     import uvicorn
 
-# uvicorn.run's exit status when the server did not start (uvicorn.main.STARTUP_FAILURE)
-STARTUP_FAILURE = 3
+# what the user can do about the usual reasons a listening socket is refused
+_BIND_HINTS = {
+    errno.EADDRINUSE: "another program listens there: choose another --port, or 0 for any "
+                      "free one",
+    errno.EADDRNOTAVAIL: "not an address of this machine",
+    errno.EACCES: "a port below 1024 needs privileges: choose another --port",
+}
 
 
 def serve_foreground(service: Service, mutant: str | None = None, host: str = "127.0.0.1",
                      port: int = 8000, database: DatabaseChoice | str = "sqlite") -> None:
-    import uvicorn
-
     choice = DatabaseChoice.parse(database)
     require_support(service, choice)
     implementations = implementations_of(service)
     chosen = mutant or ORIGINAL
     if chosen not in implementations:
         raise MutationError(f"{service.data_file}: no mutant or benign variant '{chosen}'")
-    if service.manifest is not None:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve_external(implementations[chosen], host, port, choice))
-        return
-    databases = open_databases(choice)
+    # bound before anything starts: a refused host or port leaves nothing to clean up
+    with bound_socket(host, port) as listener, contextlib.suppress(KeyboardInterrupt):
+        if service.manifest is not None:
+            asyncio.run(_serve_external(implementations[chosen], listener, host, choice))
+        else:
+            _serve_python(implementations[chosen], listener, host, choice)
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port, not yet listening (see `start_listening`); a host or port
+    it cannot have is a `RestbenchError` naming both."""
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError as exc:  # socket.gaierror too: a host name that does not resolve
+        listener.close()
+        raise _cannot_listen(host, port, exc) from None
+    return listener
+
+
+def start_listening(listener: socket.socket, host: str) -> None:
+    """Once the service is ready: until then a connection is refused, as it was before the
+    socket was bound early, so that one that gets through finds the service up."""
+    try:
+        listener.listen()
+    except OSError as exc:  # another socket bound with SO_REUSEADDR listens there already
+        raise _cannot_listen(host, listener.getsockname()[1], exc) from None
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> RestbenchError:
+    return RestbenchError(f"--host {host} --port {port}: cannot listen there: "
+                          f"{_bind_reason(exc)}")
+
+
+def _bind_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    hint = _BIND_HINTS.get(exc.errno) if exc.errno is not None else None
+    return f"{reason} ({hint})" if hint else reason
+
+
+def _announce(implementation: Implementation, host: str, listener: socket.socket) -> None:
+    port = listener.getsockname()[1]  # the one chosen, if asked for any (0)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"{implementation.service.name} {implementation.id} at http://{shown}:{port} "
+          "(Ctrl-C stops it)", flush=True)
+
+
+def _serve_python(implementation: Implementation, listener: socket.socket, host: str,
+                  database: DatabaseChoice) -> None:
+    import uvicorn
+
+    service = implementation.service
+    databases = open_databases(database)
     with scratch_folder(f"restbench-serve-{service.name}-") as scratch:
         try:
-            source = materialize(implementations[chosen], Path(scratch))
+            source = materialize(implementation, Path(scratch))
             sys.path.insert(0, str(source))
             sys.dont_write_bytecode = True
             from app.main import create_app  # type: ignore[import-not-found]
 
-            app = create_app(databases.create(Path(scratch), f"{service.name}-{chosen}"))
+            app = create_app(databases.create(Path(scratch),
+                                              f"{service.name}-{implementation.id}"))
             # the harness's loop and protocol, so a person meets what tests meet
-            server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info",
-                                                   loop=SERVER_LOOP, http=SERVER_HTTP))
+            server = uvicorn.Server(uvicorn.Config(app, log_level="info", loop=SERVER_LOOP,
+                                                   http=SERVER_HTTP))
             database_gone = _stop_when_database_server_exits(databases, server)
-            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn stopped, as asked
-                server.run()
+            start_listening(listener, host)
+            _announce(implementation, host, listener)
+            server.run(sockets=[listener])
             if database_gone.is_set():
                 raise DatabaseError("the throwaway PostgreSQL server stopped (its supervisor "
                                     "process exited); serve stopped with it")
-            if not server.started:
-                sys.exit(STARTUP_FAILURE)  # uvicorn said why, as uvicorn.run would
+            if not server.started:  # its startup failed: uvicorn logged why
+                raise ServiceStartError(f"{service.name} {implementation.id} did not start: "
+                                        "its startup failed (see the log above)")
         finally:
             databases.close()
 
@@ -83,19 +139,17 @@ def _stop_when_database_server_exits(databases: ServerDatabases,
     return gone
 
 
-async def _serve_external(implementation: Implementation, host: str, port: int,
+async def _serve_external(implementation: Implementation, listener: socket.socket, host: str,
                           database: DatabaseChoice) -> None:
     """An external service: built and started as in a run, reached through its recording proxy
-    on host:port (its reset route hidden as in a run) until interrupted."""
+    on `listener` (its reset route hidden as in a run) until interrupted."""
     from restbench.serving.pool import ServerPool
 
     with scratch_folder("restbench-serve-") as scratch:
         async with ServerPool(Path(scratch), database) as pool:
             server = await pool.start(implementation)
             await server.reset()
-            listener = socket.create_server((host, port))
+            start_listening(listener, host)
             await server.attach([listener])
-            port = listener.getsockname()[1]  # the one chosen, if asked for any (0)
-            print(f"{implementation.service.name} {implementation.id} at http://{host}:{port} "
-                  "(Ctrl-C stops it)", flush=True)
+            _announce(implementation, host, listener)
             await asyncio.Event().wait()
