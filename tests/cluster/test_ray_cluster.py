@@ -204,7 +204,7 @@ def test_a_mutant_whose_edit_does_not_apply_is_reported_as_locally(
     done = restbench("validate", "-s", mini_service, "--ray", nodes.address)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "ray::" not in done.stderr
-    assert "mutant MINI-01-M1: find text does not occur" in done.stdout
+    assert "mutant MINI-01-M1: find text does not occur" in done.stdout + done.stderr
 
 
 def test_run_scores_equal_the_local_run(nodes: TwoNodes, local_run: Path,

@@ -218,10 +218,9 @@ def test_a_killed_supervisors_folder_goes_with_the_next_run_a_live_ones_stays(
 def test_serve_stops_with_one_line_when_its_postgres_server_dies(own_memory: Path) -> None:
     serve = start_interruptible("serve", "fullstack", "--db", "postgres", "--port", "0")
     try:
-        assert serve.stderr is not None
-        for line in serve.stderr:  # uvicorn says so once it serves
-            if "Uvicorn running on" in line:
-                break
+        assert serve.stdout is not None and serve.stderr is not None
+        announced = serve.stdout.readline()  # serve's address line, once it serves
+        assert " at http://127.0.0.1:" in announced, announced + serve.stderr.read()
         supervisor = next(pid for pid in live_children(serve.pid)
                           if "restbench.serving.postgres" in _command_line(pid))
         os.kill(supervisor, signal.SIGKILL)
