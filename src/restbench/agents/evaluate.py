@@ -49,6 +49,7 @@ from restbench.llm import (
     answers_seen,
     check_credentials,
 )
+from restbench.llm.client import spent
 from restbench.mutation import implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.plugins import source_fingerprint
@@ -291,10 +292,9 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
             answer = await asyncio.wait_for(_run_agent(agent, task), config.case_timeout_s)
             error = answer.error
         except TimeoutError:
-            answer = AgentAnswer("", cost_usd=sum(r.cost_usd for r in seen),
-                                 input_tokens=sum(r.usage.input_tokens for r in seen),
-                                 output_tokens=sum(r.usage.output_tokens for r in seen),
-                                 steps=len(seen))
+            usd, usage = spent(seen)
+            answer = AgentAnswer("", cost_usd=usd, input_tokens=usage.input_tokens,
+                                 output_tokens=usage.output_tokens, steps=len(seen))
             error = f"the agent did not answer within {config.case_timeout_s:g} s"
         except Exception as exc:  # noqa: BLE001 - a failing agent is recorded with its case
             answer = AgentAnswer("")

@@ -24,7 +24,7 @@ from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generat
 from restbench.generators.base import oversized
 from restbench.generators.tasks import make_task, produce
 from restbench.llm import ChatResult, WaitLedger, answers_seen, queue_wait
-from restbench.llm.client import CallCache
+from restbench.llm.client import CallCache, spent
 from restbench.mutation import implementations_of
 from restbench.store import GenerationRow
 from restbench.store.sqlite import digest
@@ -97,9 +97,8 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
         if isinstance(exc, not_the_generators):
             raise
         if limit.expired():
-            test = GeneratedTest("", Cost(sum(r.cost_usd for r in seen),
-                                          sum(r.usage.input_tokens for r in seen),
-                                          sum(r.usage.output_tokens for r in seen)))
+            usd, usage = spent(seen)
+            test = GeneratedTest("", Cost(usd, usage.input_tokens, usage.output_tokens))
             error = (f"no test within the {request.timeout_s:g} s a generation may take "
                      "(--generation-timeout)")
         elif isinstance(exc, GenerationFailure):  # it failed, but it was paid for

@@ -87,6 +87,11 @@ class WaitLedger:
         """The last of the task's current waits ended."""
 
 
+def spent(results: list[ChatResult]) -> tuple[float, Usage]:
+    """What `results` (the answers a task saw, `answers_seen`) cost together."""
+    return sum(r.cost_usd for r in results), sum((r.usage for r in results), Usage())
+
+
 queue_wait: contextvars.ContextVar[WaitLedger | None] = contextvars.ContextVar(
     "restbench_queue_wait", default=None)
 # Every answer the current task's calls got, kept as they arrive: a caller that gives up on a
