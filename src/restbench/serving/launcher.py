@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import gc
 import io
 import json
@@ -52,6 +51,7 @@ from typing import Any
 
 from restbench import process_names
 from restbench.errors import RestbenchError
+from restbench.execution.namespaces import die_with_parent
 from restbench.serving import inline_sync, memory_folders, originals, reach, shared_field_adapters
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
@@ -80,7 +80,6 @@ SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = 30.0
 SERVER_LOG_LEVEL = "warning"
-PR_SET_PDEATHSIG = 1
 
 _originals: dict[str, originals.Original] = {}
 _unloadable: set[str] = set()
@@ -128,19 +127,12 @@ def _warm_up_tokenize() -> None:
         pass
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
 def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     """Runs in the forked child: import the implementation, bind, report the port, serve."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     process_names.name_this_process(process_names.SERVER)
-    _die_with_parent()
+    die_with_parent(signal.SIGKILL)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -463,10 +455,7 @@ def main() -> None:
     # The harness gone, its end of stdin closes; but a launcher stuck in a service's import
     # does not read it. SIGTERM then ends what it is doing, and it cleans up as on end of input.
     signal.signal(signal.SIGTERM, _end)
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
+    die_with_parent(signal.SIGTERM)
     process_names.name_this_process(process_names.LAUNCHER)
     postgres = POSTGRES_FLAG in sys.argv[1:]
     folders = [argument for argument in sys.argv[1:] if argument != POSTGRES_FLAG]
