@@ -223,9 +223,8 @@ class RayBackend:
         except Exception as exc:  # noqa: BLE001 - Ray raises several kinds
             with contextlib.suppress(Exception):
                 ray.kill(actor)
-            if fatal and isinstance(exc, ray.exceptions.RayTaskError) and \
-                    isinstance(exc.cause, RestbenchError):
-                raise ClusterError(f"Ray node {name}: {exc.cause}") from None
+            if fatal and (ours := _unwrapped(exc)) is not exc:
+                raise ClusterError(f"Ray node {name}: {ours}") from None
             self.on_event(Notice(f"Ray node {name} left out: it could not start "
                                  f"({_first_line(exc)})"))
             return False
