@@ -289,15 +289,23 @@ def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
         assert [r["response_score"] for r in csv.DictReader(handle)] == ["", "", "0.5"]
 
 
-def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(tmp_path: Path) -> None:
+def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(
+        tmp_path: Path, fake_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its empty answer scores 0 without a paid judge call (before: the judge was asked)."""
     suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
     path = tmp_path / "hang.json"
     path.write_text(json.dumps(suite))
-    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
-                     "tests.agents.plugin_agents:HangingAgent", "--case-timeout", "2", cwd=ROOT)
+    with FakeLLMServer([Reply(content='{"score": 1, "reason": "?"}')]) as judge:
+        monkeypatch.setenv("RESTBENCH_LLM_BASE_URL", judge.base_url)
+        done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
+                         "tests.agents.plugin_agents:HangingAgent", "--case-timeout", "2",
+                         "--scoring", "llm-judge", "--judge-model", "fake-judge", cwd=ROOT)
+        assert judge.requests == []
     assert done.returncode == 1, done.stderr  # a case that failed for an error
     result = json.loads((tmp_path / "out" / "results.json").read_text())["results"][0]
     assert result["agent"]["error"] == "the agent did not answer within 2 s"
+    assert result["score"]["response_score"] == 0.0
+    assert result["details"]["judge_reason"] == "not asked: the agent gave no answer"
     assert [c["request"] for c in result["details"]["actual_tool_calls"]] == ["POST /users/login"]
 
 

@@ -313,11 +313,15 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
     extra: dict[str, Any] = {}
     verdict = None
     response: float | None = None  # no score, not 0.0: a judge that failed rated nothing
-    try:
-        response, extra, verdict = await evaluation.response_score(case, answer.answer,
-                                                                   judge_client)
-    except LLMError as exc:
-        error = error or f"judge: {exc}"
+    if error and not answer.answer.strip() and config.scoring is ResponseScoring.LLM_JUDGE:
+        # An agent that failed without answering: nothing for a paid judge to rate.
+        response, extra = 0.0, {"judge_reason": "not asked: the agent gave no answer"}
+    else:
+        try:
+            response, extra, verdict = await evaluation.response_score(case, answer.answer,
+                                                                       judge_client)
+        except LLMError as exc:
+            error = error or f"judge: {exc}"
     if verdict is not None and verdict.score is None:
         error = error or f"judge: {verdict.reason}"
     if answer.details:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import hashlib
 import logging
 import os
@@ -31,6 +30,7 @@ from restbench.benchmark.manifest import Manifest, Request, fill
 from restbench.cache_folder import cache_root
 from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
+from restbench.execution.namespaces import die_with_parent
 from restbench.mutation import Implementation
 from restbench.serving.logs import log_tail
 from restbench.serving.node_reach import NodePlan, NodeReachProbe
@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 SLOW_RESET_S = 1.0  # a reset runs before every execution: slower than this is worth a warning
 BUILT_MARK = ".restbench-built"
 STOP_GRACE_S = 3.0
-PR_SET_PDEATHSIG = 1
 
 
 def _tree_fingerprint(tree: Path, command: list[str]) -> str:
@@ -53,8 +52,7 @@ def _tree_fingerprint(tree: Path, command: list[str]) -> str:
 
 def _die_with_harness() -> None:
     """In the child before exec: killed when the harness dies, even by SIGKILL."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent(signal.SIGKILL)
 
 
 _ERROR_LINE = re.compile(r"^\s*((?:[\w.]+)?(?:Error|Exception)\b.*)$")

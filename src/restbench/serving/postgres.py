@@ -15,7 +15,6 @@ PostgreSQL refuses to run as root; as root the server runs as the `postgres` sys
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import pwd
@@ -34,6 +33,7 @@ from typing import Any, Self
 from urllib.parse import quote
 
 from restbench.errors import RestbenchError
+from restbench.execution.namespaces import die_with_parent
 from restbench.serving.memory_folders import (
     make_held,
     memory_root,
@@ -49,7 +49,6 @@ SERVER_ACCOUNT = "postgres"
 SUPERUSER = "postgres"
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 15.0
-PR_SET_PDEATHSIG = 1
 # A Unix socket's path must fit in 108 bytes; the socket file is <folder>/.s.PGSQL.5432.
 SOCKET_FOLDER_MAX = 90
 # Durability is worth nothing for data deleted after the run; no TCP listener at all.
@@ -116,7 +115,7 @@ def _child_setup(account: tuple[int, int] | None, parent: int,
             os.setuid(account[0])
         if die_signal is not None:
             # After setuid: a change of credentials clears the parent-death signal.
-            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, die_signal)
+            die_with_parent(die_signal)
             if os.getppid() != parent:
                 os._exit(1)
     return setup
