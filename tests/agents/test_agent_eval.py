@@ -528,3 +528,23 @@ def test_a_rerun_after_editing_ones_agent_runs_its_cases_again(tmp_path: Path,
     write_agent("second")
     answer, stderr = evaluate()
     assert answer == "second" and "finished cases taken" not in stderr
+
+
+def test_an_endpoint_without_token_counts_is_told_once_as_a_warning_line(
+        tmp_path: Path, fake_env: None) -> None:
+    """Before: a `WARNING restbench.llm.client:` log line, which a live progress bar drew over."""
+    suite = {"name": "todo", "test_cases": [
+        _case(name, PERFECT, PERFECT, [], [(LOGIN, ALICE), (LIST, {})]) for name in ("a", "b")]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    with FakeLLMServer(lambda request: Reply(content='{"score": 1, "reason": "same"}',
+                                             usage=(-3, 10))) as judge:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[models.judge]\nbase_url = "{judge.base_url}"\nmodel = "j"\n')
+        done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
+                         "-a", "golden", "--scoring", "llm-judge", "--judge-model", "judge",
+                         "--llm-config", config, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    told = [line for line in done.stderr.splitlines() if "token usage" in line]
+    assert told == [f"warning: model 'judge' at {judge.base_url}: the endpoint reported no valid "
+                    "token usage (prompt_tokens -3); its calls count as 0 tokens and $0"]

@@ -182,11 +182,28 @@ class _OneLineUsageErrors(click.Group):
 @click.version_option(package_name="restbench")
 def main(verbose: bool) -> None:
     """restbench: do generated API tests enforce the requirement they were written for?"""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+    else:
+        logging.basicConfig(level=logging.WARNING, handlers=[_WarningLines()])
     signal.signal(signal.SIGTERM, _stop_as_on_ctrl_c)
     for chatty in ("httpcore", "hpack", "asyncio", "urllib3"):  # connection-level noise
         logging.getLogger(chatty).setLevel(logging.WARNING)
+
+
+class _WarningLines(logging.Handler):
+    """A logged warning as a `warning:` line through the console that draws the progress bars,
+    so that it shows above them rather than under a bar that is drawn over it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:  # its one line, no traceback
+                text += f": {type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+            text = " ".join(text.split())
+            errors.print(f"[yellow]warning:[/] {escape(text)}", highlight=False, soft_wrap=True)
+        except Exception:  # noqa: BLE001 - logging must never end the command
+            self.handleError(record)
 
 
 def _stop_as_on_ctrl_c(signum: int, frame: object) -> None:
