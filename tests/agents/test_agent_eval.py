@@ -546,5 +546,5 @@ def test_an_endpoint_without_token_counts_is_told_once_as_a_warning_line(
                          "--llm-config", config, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     told = [line for line in done.stderr.splitlines() if "token usage" in line]
-    assert told == [f"warning: model 'judge' at {judge.base_url}: the endpoint reported no valid "
-                    "token usage (prompt_tokens -3); its calls count as 0 tokens and $0"]
+    assert told == [(f"warning: model 'judge' at {judge.base_url}: the endpoint reported no "
+                     "valid token usage (prompt_tokens -3); its calls count as 0 tokens and $0")]

@@ -107,3 +107,19 @@ def test_judge_answers_are_read_as_a_score() -> None:
 ])
 def test_a_judge_answer_without_a_score_from_0_to_1_is_no_score(answer: str) -> None:
     assert _read(answer)[0] is None
+
+
+def test_costs_in_the_results_keep_what_a_cheap_model_costs() -> None:
+    """Before: agent-eval's JSON rounded costs to 6 decimals, so $0.00000012 was written as 0,
+    where run's and grade's files keep 10."""
+    from restbench.agents.results import CaseResult, summary
+    result = CaseResult(index=0, suite="s", test_name="t", path="p", service="todo", intent="i",
+                        keyword_score=1.0, tool_call_score=1.0, response_score=1.0,
+                        response_scoring_type="fuzzy", missing_keywords=(),
+                        expected_keywords=(), expected_tool_calls=(), actual_tool_calls=(),
+                        claimed_tool_calls=(), tool_call_mismatches=(), response_expected="",
+                        response_actual="", cost_usd=1.23456789e-7, judge_cost_usd=2.5e-8)
+    written = result.as_json()
+    assert (written["agent"]["cost_usd"], written["judge"]["cost_usd"]) == (1.235e-7, 2.5e-8)
+    totals = summary([result, result], 2, {})
+    assert (totals["cost_usd"], totals["judge_cost_usd"]) == (2.469e-7, 5e-8)

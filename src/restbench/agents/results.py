@@ -17,7 +17,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from restbench.llm.prices import usd
+from restbench.llm.prices import rounded_usd, usd
 
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
@@ -84,10 +84,10 @@ class CaseResult:
                         "response_actual": self.response_actual,
                         "response_scoring_type": self.response_scoring_type,
                         **self.extra},
-            "agent": {"steps": self.steps, "cost_usd": round(self.cost_usd, 6),
+            "agent": {"steps": self.steps, "cost_usd": rounded_usd(self.cost_usd),
                       "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                       "duration_s": round(self.duration_s, 3), "error": self.error},
-            "judge": {"cost_usd": round(self.judge_cost_usd, 6),
+            "judge": {"cost_usd": rounded_usd(self.judge_cost_usd),
                       "input_tokens": self.judge_input_tokens,
                       "output_tokens": self.judge_output_tokens},
             "key": self.key,
@@ -133,7 +133,7 @@ class CaseResult:
                 "response_scoring_type": self.response_scoring_type,
                 "missing_keywords": "; ".join(self.missing_keywords),
                 "tool_call_mismatches": mismatches, "steps": self.steps,
-                "cost_usd": round(self.cost_usd, 6), "input_tokens": self.input_tokens,
+                "cost_usd": rounded_usd(self.cost_usd), "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "error": self.error or ""}
 
 
@@ -166,10 +166,10 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "perfect_tests": sum(1 for r in results if r.response_score is not None and min(
             r.keyword_score, r.tool_call_score, r.response_score) == 1.0),
         "errors": sum(1 for r in results if r.error),
-        "cost_usd": round(sum(r.cost_usd for r in results), 6),
+        "cost_usd": rounded_usd(sum(r.cost_usd for r in results)),
         "input_tokens": sum(r.input_tokens for r in results),
         "output_tokens": sum(r.output_tokens for r in results),
-        "judge_cost_usd": round(sum(r.judge_cost_usd for r in results), 6),
+        "judge_cost_usd": rounded_usd(sum(r.judge_cost_usd for r in results)),
         "judge_input_tokens": sum(r.judge_input_tokens for r in results),
         "judge_output_tokens": sum(r.judge_output_tokens for r in results),
         **(extra or {}),
