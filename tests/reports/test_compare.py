@@ -103,10 +103,11 @@ def test_rows_missing_from_new_are_shown_and_fail_the_gate(runs: dict[str, Path]
                        "--markdown", comment)
     assert result.returncode == 1
     assert "only in base: files · mini · vague" in result.stdout
-    assert result.stderr == "missing: 1 row(s) of BASE not in NEW: files · mini · vague\n"
+    assert result.stderr == "missing: 1 row of BASE not in NEW: files · mini · vague\n"
     text = comment.read_text()
     assert "#### Only in base\n\n- files · mini · vague\n" in text
-    assert "FAILED" in text and "- missing: 1 row(s) of BASE not in NEW" in text
+    assert "\n\n\n" not in text  # before: two blank lines after "No mutant changed its fate."
+    assert "FAILED" in text and "- missing: 1 row of BASE not in NEW" in text
     # rows only NEW has are shown, and are no reason to fail
     grown = restbench("compare", other_runs["precise-only"], runs["base"], "--fail-below", "5")
     assert grown.returncode == 0, grown.stderr
@@ -138,15 +139,15 @@ def test_requirements_missing_from_new_are_named_and_fail_the_gate(
     assert (precise.requirements, precise.only_base, precise.only_new) == (1, ("MINI-02",), ())
     assert precise.base_own_ms == pytest.approx(1 / 3, abs=1e-4)
     assert [(f.kind, f.reason) for f in comparison.gate_failures(5)] == [
-        ("missing", f"files · mini · {variant}: 1 requirement(s) of BASE not in NEW: MINI-02")
+        ("missing", f"files · mini · {variant}: 1 requirement of BASE not in NEW: MINI-02")
         for variant in ("precise", "vague")]
     gated = restbench("compare", runs["base"], one, "--fail-below", "5")
     assert gated.returncode == 1
-    assert "files · mini · precise: compared on the 1 requirement(s) both runs scored " \
+    assert "files · mini · precise: compared on the 1 requirement both runs scored " \
         "(base MS" in gated.stdout
     assert "BASE also has 1 that NEW lacks (MINI-02)" in gated.stdout
     assert gated.stderr.splitlines()[0] == \
-        "missing: files · mini · precise: 1 requirement(s) of BASE not in NEW: MINI-02"
+        "missing: files · mini · precise: 1 requirement of BASE not in NEW: MINI-02"
     # requirements only NEW has are named, and are no reason to fail
     grown = restbench("compare", one, runs["base"], "--fail-below", "5")
     assert grown.returncode == 0, grown.stderr

@@ -57,6 +57,7 @@ from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, open_databases
 from restbench.serving.external import ExternalServer
+from restbench.wording import counted
 
 ROUND = 10
 STOP_POLL_S = 0.05  # how often the naive mode's thread looks whether it is to stop
@@ -530,7 +531,7 @@ def format_result(result: BenchResult) -> str:
     if result.ratio is not None:
         lines += ["", f"naive / normal (medians): {result.ratio:.1f} x"]
     if result.wrong:
-        lines += ["", f"{len(result.wrong)} execution(s) with an unexpected outcome:",
+        lines += ["", f"{counted(len(result.wrong), 'execution')} with an unexpected outcome:",
                   *(f"  {w}" for w in result.wrong[:10])]
     return "\n".join(lines)
 

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from restbench.reports.load import load_scores
 from restbench.scoring import bootstrap_interval
+from restbench.wording import counted
 
 ALL_SERVICES = "all"
 RowKey = tuple[str, str, str, str]  # generator, model, service, variant
@@ -109,11 +110,11 @@ class Comparison:
             failures.append(GateFailure("nothing compared", "no row of NEW matches a row of "
                                         "BASE (generator × model × service × wording)"))
         elif self.only_base:
-            failures.append(GateFailure("missing", f"{len(self.only_base)} row(s) of BASE not "
-                                        "in NEW: " + ", ".join(row_label(key)
+            failures.append(GateFailure("missing", f"{counted(len(self.only_base), 'row')} of BASE "
+                                        "not in NEW: " + ", ".join(row_label(key)
                                                                for key in self.only_base)))
-        failures += [GateFailure("missing", f"{row.label}: {len(row.only_base)} requirement(s) "
-                                 f"of BASE not in NEW: {', '.join(row.only_base)}")
+        failures += [GateFailure("missing", f"{row.label}: {counted(len(row.only_base), 'requirement')}"
+                                 f" of BASE not in NEW: {', '.join(row.only_base)}")
                      for row in self.rows if row.only_base and row.service != ALL_SERVICES]
         return failures
 
@@ -259,7 +260,8 @@ def partial_line(row: RowComparison) -> str:
     sides = [f"{side} also has {len(names)} that {other} lacks ({', '.join(names)})"
              for side, other, names in (("BASE", "NEW", row.only_base),
                                         ("NEW", "BASE", row.only_new)) if names]
-    return (f"{row.label}: compared on the {row.requirements} requirement(s) both runs scored "
+    return (f"{row.label}: compared on the {counted(row.requirements, 'requirement')} both runs "
+            "scored "
             f"(base MS {row.base_ms * 100:.1f}% over these; BASE's own: "
             f"{row.base_own_ms * 100:.1f}%); " + "; ".join(sides))
 
@@ -276,8 +278,8 @@ def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
                    f"{row.base_ms * 100:.1f}% | {row.new_ms * 100:.1f}% | "
                    f"**{_pp(row.delta)}**{mark} | {_interval(row)} |")
     changes = changed_lines(comparison)
-    out += ["", "#### Changed kills" if changes else "No mutant changed its fate.", ""]
-    out += [f"- {line}" for line in changes]
+    out += (["", "#### Changed kills", "", *(f"- {line}" for line in changes)] if changes
+            else ["", "No mutant changed its fate."])
     for title, keys in (("Only in base", comparison.only_base),
                         ("Only in new", comparison.only_new)):
         if keys:
