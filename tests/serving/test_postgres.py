@@ -153,6 +153,8 @@ def test_an_unreachable_postgres_url_is_a_one_line_error() -> None:
         errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
         assert len(errors) == 1, result.stderr
         assert errors[0].startswith(f"error: --db: cannot connect to {url}: "), errors
+        # told before anything starts: before, a progress bar at 0/582 came first
+        assert result.stderr.splitlines() == errors, result.stderr
 
 
 def test_a_missing_postgres_installation_is_a_one_line_error(

@@ -183,6 +183,10 @@ class PostgresDatabases:
             self._strategy = " STRATEGY FILE_COPY"
         return self._admin
 
+    def connect(self) -> None:
+        with self._lock:
+            self._connect()
+
     def create(self, folder: Path, label: str, template: str | None = None) -> str:
         import psycopg
         from psycopg import sql
@@ -254,7 +258,12 @@ class PostgresDatabases:
 def open_databases(database: DatabaseChoice) -> ServerDatabases:
     if database.kind is Database.SQLITE:
         return SqliteDatabases()
-    return PostgresDatabases(database.url)
+    databases = PostgresDatabases(database.url)
+    if database.url is not None:
+        # A user's server: an unreachable host or a wrong password is told now, before the
+        # launcher, the workers and the progress bars start (the throwaway server stays lazy).
+        databases.connect()
+    return databases
 
 
 def _check_url(text: str) -> None:
