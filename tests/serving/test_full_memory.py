@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,11 +26,9 @@ EXPECTED = ("error: {folder}: full (ENOSPC, no space left on device) while restb
             "(README: Databases)")
 
 
-@pytest.fixture
-def small_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A 1 MB tmpfs as this test's memory folder."""
-    folder = tmp_path / "small"
-    folder.mkdir()
+@contextlib.contextmanager
+def _small_tmpfs(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A 1 MB tmpfs mounted on `folder`, as the memory folder."""
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "tmpfs",
                               str(folder)], capture_output=True, text=True, check=False)
     if mounted.returncode != 0:
@@ -40,6 +39,25 @@ def small_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
         yield folder
     finally:
         subprocess.run(["umount", "--lazy", str(folder)], check=False)
+
+
+@pytest.fixture
+def small_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    folder = tmp_path / "small"
+    folder.mkdir()
+    with _small_tmpfs(folder, monkeypatch):
+        yield folder
+
+
+@pytest.fixture
+def small_short_memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """On a short path: PostgreSQL's socket name must fit in it (else its server goes to /tmp)."""
+    folder = Path(tempfile.mkdtemp(prefix="rb-", dir="/tmp"))
+    try:
+        with _small_tmpfs(folder, monkeypatch):
+            yield folder
+    finally:
+        folder.rmdir()
 
 
 def _fill_all_but(folder: Path, spare: int) -> None:
@@ -79,3 +97,15 @@ def test_a_full_memory_folder_met_by_a_servers_sqlite_copy_is_one_line(
         return str(raised.value)
 
     assert f"error: {asyncio.run(scenario())}" == EXPECTED.format(folder=small_memory)
+
+
+def test_a_memory_folder_too_small_for_the_throwaway_postgres_server_is_one_line(
+        small_short_memory: Path) -> None:
+    """Before: `initdb failed: ... No space left on device`, without the folder or the hint."""
+    from restbench.serving.postgres import PostgresError, ThrowawayPostgres
+
+    with pytest.raises(PostgresError) as raised:
+        ThrowawayPostgres().start()
+    assert f"error: {raised.value}" == \
+        "error: throwaway PostgreSQL server: " + EXPECTED.format(folder=small_short_memory)[7:]
+    assert [p.name for p in small_short_memory.iterdir()] == []  # its folder went with it

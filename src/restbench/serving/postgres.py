@@ -35,6 +35,9 @@ from urllib.parse import quote
 from restbench.errors import RestbenchError
 from restbench.execution.namespaces import die_with_parent
 from restbench.serving.memory_folders import (
+    NO_SPACE_TEXT,
+    folder_full,
+    is_no_space,
     make_held,
     memory_root,
     passed_on,
@@ -269,6 +272,9 @@ def main() -> None:
             supervised.start()
         except BaseException as exc:  # noqa: BLE001 - every failure must reach the harness
             message = str(exc) if isinstance(exc, PostgresError) else f"{type(exc).__name__}: {exc}"
+            if is_no_space(exc) or NO_SPACE_TEXT in message:  # ours, initdb's or the server's
+                message = str(folder_full(supervised.folder.parent if supervised is not None
+                                          else _data_parent(server_account())))
             print(json.dumps({"error": message}), flush=True)
             return
         print(json.dumps({"socket_dir": str(supervised.folder), "user": SUPERUSER,
