@@ -155,23 +155,45 @@ def test_empty_test_ids_are_an_error_not_every_case(tmp_path: Path, empty: str) 
     assert not (tmp_path / "out").exists()
 
 
-def test_an_interrupted_grade_leaves_no_empty_case_folders(
+def test_an_interrupted_grade_keeps_its_finished_cases_and_no_empty_folders(
         tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
     """Before: every case's folder was made before its model answered, so a grade stopped
-    (Ctrl-C cancels the run's tasks) left empty folders under generated-files/."""
-    config = _config(tmp_path, endpoint(lambda request: Reply(content="late", delay_s=30)),
-                     test_ids=("PI-01", "PI-02"))
+    (Ctrl-C cancels the run's tasks) left empty folders under generated-files/; and the result
+    file was written only when every case of the dataset had ended."""
+    models = ScriptedModels()
+    late = PAYLOADS["PI-02"][0]
+
+    def script(request: dict[str, Any]) -> Reply:
+        reply = models(request)
+        prompt = json.dumps(request["messages"])
+        return replace(reply, delay_s=30) if late in prompt else reply
+
+    models_file = endpoint(script)
+    # a local endpoint takes one call at a time by default: PI-02's would hold up PI-03's
+    models_file.write_text(models_file.read_text() + "max_concurrency = 4\n")
+    config = _config(tmp_path, models_file, test_ids=("PI-01", "PI-02", "PI-03"))
 
     async def stopped() -> None:
         task = asyncio.create_task(grade(config))
-        await asyncio.sleep(1.5)  # both cases are waiting for the model
+        for _ in range(200):  # until PI-01 and PI-03 are graded; PI-02 waits for its model
+            await asyncio.sleep(0.1)
+            files = list((tmp_path / "out").glob("evaluation_results_*.json"))
+            if files and len(json.loads(files[0].read_text())["cases"]) == 2:
+                break
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(stopped())
     generated = tmp_path / "out" / "generated-files"
-    assert not generated.exists() or [p for p in generated.rglob("*") if p.is_dir()] == []
+    folders = [p for p in generated.rglob("*") if p.is_dir()]
+    assert all(any(folder.iterdir()) for folder in folders)
+    assert sorted(f.name for f in folders if f.name.startswith("PI-")) == ["PI-01", "PI-03"]
+    (results,) = (tmp_path / "out").glob("evaluation_results_*.json")
+    data = json.loads(results.read_text())
+    assert (data["complete"], data["planned_cases"]) == (False, 3)
+    assert [case["test_id"] for case in data["cases"]] == ["PI-01", "PI-03"]
+    assert all(case["status"] == "graded" for case in data["cases"])
 
 
 def test_a_rerun_pays_for_no_call_twice_unless_fresh(

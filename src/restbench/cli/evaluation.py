@@ -127,7 +127,7 @@ def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: st
     if schema:
         click.echo(schema_text())
         return
-    with user_errors("interrupted; the result files of finished datasets are kept"):
+    with user_errors("interrupted; the result files keep every case graded so far"):
         if not datasets:
             raise RestbenchError("missing option -d/--dataset (a folder, or: prompt-injection, "
                                  "conventions)")

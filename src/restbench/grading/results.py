@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -131,6 +132,11 @@ class RunResult:
     generated_dir: Path
     cases: list[CaseResult] = field(default_factory=list)
     results_file: Path | None = None
+    planned: int | None = None  # the cases chosen; None: those in `cases`
+
+    @property
+    def complete(self) -> bool:
+        return self.planned is None or len(self.cases) == self.planned
 
     def summary(self) -> SummaryRow:
         return summarize(self.dataset, self.model, self.cases)
@@ -139,6 +145,8 @@ class RunResult:
         return {"dataset": self.dataset, "dataset_file": self.dataset_file, "model": self.model,
                 "grader": self.grader, "generator": self.generator, "timestamp": self.timestamp,
                 "generated_files": str(self.generated_dir),
+                "complete": self.complete,
+                "planned_cases": len(self.cases) if self.planned is None else self.planned,
                 "summary": self.summary().to_json(),
                 "cases": [case.to_json() for case in self.cases]}
 
@@ -165,6 +173,9 @@ def write_run(run: RunResult, output_dir: Path, with_model: bool) -> Path:
         else safe_name(run.dataset)
     path = output_dir / f"evaluation_results_{middle}_{run.timestamp}.json"
     output_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(run.to_json(), indent=2) + "\n", encoding="utf-8")
+    # Rewritten as cases end: whole or not at all, for a reader and for an interrupted write.
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(run.to_json(), indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, path)
     run.results_file = path
     return path

@@ -154,17 +154,28 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
                 grader = _CaseGrader(clients[model], clients.get(grader_name, clients[model]),
                                      write_test, run.generated_dir, config.judge_retries)
 
-                async def one(case: TestCase, grader: _CaseGrader = grader) -> CaseResult:
+                cases = chosen[dataset.name]
+                run.planned = len(cases)
+                finished: dict[int, CaseResult] = {}
+
+                async def one(index: int, case: TestCase, run: RunResult = run,
+                              grader: _CaseGrader = grader,
+                              finished: dict[int, CaseResult] = finished) -> None:
                     async with limit:
                         result = await grader.grade(case)
+                    # The file grows with every finished case ("complete": false until the
+                    # last): an interrupted grade keeps what it graded.
+                    finished[index] = result
+                    run.cases = [finished[i] for i in sorted(finished)]
+                    write_run(run, config.output_dir, with_model)
                     on_event(Advanced(PHASE, case.test_id))
                     if result.status != "graded":
                         on_event(Notice(f"{case.test_id}: {result.status}: {result.error}"))
-                    return result
 
-                run.cases = list(await asyncio.gather(*(one(c) for c in chosen[dataset.name])))
-                write_run(run, config.output_dir, with_model)
                 runs.append(run)
+                await asyncio.gather(*(one(i, c) for i, c in enumerate(cases)))
+                if not cases:
+                    write_run(run, config.output_dir, with_model)
     return GradeReport(runs)
 
 
