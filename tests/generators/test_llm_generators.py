@@ -265,9 +265,47 @@ def test_refine_stops_on_finish_or_after_n_rounds(
     ("Verdict: REFINEMENT\nmissing check", ("REFINE", "missing check")),
     ("I think this is fine. FINISH", ("FINISH", "")),
     ("looks fine to me", (None, "")),
+    ("**Finish**\nAll checked.", ("FINISH", "All checked.")),
+    # before: the first line was read in upper case, so "finish" and "FINISH" here won
+    ("Before I finish, REFINE: check the body", ("REFINE", "check the body")),
+    ("Do not FINISH yet; REFINE", (None, "")),
+    ("Some thoughts.\nREFINE or FINISH? Hard to say.", (None, "")),
 ])
 def test_judge_verdicts_are_parsed(answer: str, verdict: tuple[str | None, str]) -> None:
     assert parse_verdict(answer) == verdict
+
+
+def test_a_cut_off_verdict_is_paid_once_and_no_verdict_fails_the_generation(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer]) -> None:
+    """Before: a judge answer cut off at the token limit was counted twice, and a judge that
+    never gave a verdict let the unreviewed draft through as the test (status ok), its answers
+    kept so that a rerun could not ask again."""
+    def cut_off(request: dict[str, Any]) -> Reply | str:
+        if is_judge(request):
+            return Reply(content="FINISH\nfine", finish_reason="length", usage=(700, 11))
+        return scripted_test(request)
+
+    endpoint(cut_off)
+    (row,) = refine_run(tmp_path, rounds=1).rows
+    # five targets, each one writer answer (100 in, 50 out; identical first drafts cost each
+    # target what the call cost) and one judge answer
+    assert (row.input_tokens, row.output_tokens) == (5 * (100 + 700), 5 * (50 + 11))
+    assert {d["stopped"] for d in refine_details(tmp_path).values()} == {"finished"}
+
+    def mute(request: dict[str, Any]) -> str:
+        return "I have looked at it." if is_judge(request) else scripted_test(request)
+
+    fake = endpoint(mute)
+    again = tmp_path / "again"
+    for run in (1, 2):  # the second in the same folder: every judge call is made again
+        result = refine_run(again, rounds=1)
+        assert result.counts["generation_failures"] == 5
+        assert sum(is_judge(r) for r in fake.requests) == run * 5 * 2
+    details = refine_details(again)
+    assert {d["stopped"] for d in details.values()} == {"judge failed"}
+    reason = details[("MINI-01", "original")]["rounds"][0]["reason"]
+    assert reason == ("the judge answered neither FINISH nor REFINE, twice (last answer: "
+                      "'I have looked at it.')")
 
 
 def test_refine_records_a_judge_that_cannot_answer_as_a_failure(

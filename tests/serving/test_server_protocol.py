@@ -181,10 +181,12 @@ def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path, own_memo
         port = probe.getsockname()[1]
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    process = subprocess.Popen([sys.executable, "-m", "restbench.cli", "serve", "todo", "--port",
-                                str(port)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL,
-                               env={**os.environ, "TMPDIR": str(scratch)})
+    said = tmp_path / "stderr.txt"  # outside the scratch folder, whose emptiness is checked
+    with said.open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "restbench.cli", "serve", "todo",
+                                    "--port", str(port)], cwd=tmp_path,
+                                   stdout=subprocess.DEVNULL, stderr=stderr,
+                                   env={**os.environ, "TMPDIR": str(scratch)})
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -197,7 +199,7 @@ def test_restbench_serve_uses_the_same_bounded_protocol(tmp_path: Path, own_memo
         assert answer.startswith(b"HTTP/1.1 400 ") and b"Invalid HTTP request" in answer
         assert list(scratch.iterdir())  # the service's copy
         process.send_signal(stop_signal)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=30) == 0, said.read_text(errors="replace")
         assert list(own_memory.iterdir()) == []
         assert list(scratch.iterdir()) == []
     finally:

@@ -142,20 +142,31 @@ _VERDICT = re.compile(r"\b(FINISH|REFINE(?:MENT)?)\b")
 
 
 def parse_verdict(text: str) -> tuple[str | None, str]:
-    """('FINISH' | 'REFINE' | None, reason). The first line decides; else the first verdict word
-    in upper case anywhere in the answer."""
+    """('FINISH' | 'REFINE' | None, reason). A first line that is only a verdict word (in any
+    case, with any punctuation) decides; else the verdict word in upper case on the first line,
+    else in the whole answer. Both words in the same place are no verdict ("Do not FINISH yet;
+    REFINE")."""
     text = (text or "").strip()
     first, _, rest = text.partition("\n")
-    match = _VERDICT.search(first.upper())
-    if match is None:
-        match = _VERDICT.search(text)
-        if match is None:
+    bare = re.sub(r"[^A-Za-z]", "", first).upper()
+    if _VERDICT.fullmatch(bare):
+        return _verdict_word(bare), _reason(rest)
+    for scope in (first, text):
+        found = list(_VERDICT.finditer(scope))
+        if len({_verdict_word(m.group(1)) for m in found}) > 1:
             return None, ""
-        rest = text[match.end():]
-    elif not rest.strip():
-        rest = first[match.end():]
-    verdict = "FINISH" if match.group(1) == "FINISH" else "REFINE"
-    return verdict, " ".join(rest.split()).lstrip(":.-– ")[:500]
+        if found:
+            after = rest if scope is first and rest.strip() else scope[found[0].end():]
+            return _verdict_word(found[0].group(1)), _reason(after)
+    return None, ""
+
+
+def _verdict_word(word: str) -> str:
+    return "FINISH" if word == "FINISH" else "REFINE"
+
+
+def _reason(text: str) -> str:
+    return " ".join(text.split()).lstrip(":.-– ")[:500]
 
 
 class _JudgeFailed(Exception):
@@ -247,12 +258,13 @@ class RefineGenerator:
             except _JudgeFailed as exc:
                 current.cost, total = current.cost + exc.spent, total + exc.spent
                 current.verdict, current.reason = "failed", str(exc)
-                # The draft was never reviewed: a failure to see in the results, not a test.
+                # The draft was never reviewed (no judge, or no verdict): a failure to see in
+                # the results, not a test.
                 raise failure(f"round {current.number}: {exc}", "judge failed") from None
             current.cost, total = current.cost + spent, total + spent
-            current.verdict, current.reason = verdict or "unclear", reason
-            if verdict != "REFINE":
-                stop = "finished" if verdict == "FINISH" else "unclear verdict"
+            current.verdict, current.reason = verdict, reason
+            if verdict == "FINISH":
+                stop = "finished"
                 break
             if current.number >= self.rounds:
                 stop = "round limit"
@@ -288,9 +300,10 @@ class RefineGenerator:
         return plans(task.openapi, list(task.operations), self.openapi_mode, with_trace)
 
     async def _judge(self, judge: ChatClient, task: GenerationTask, draft: _Round,
-                     identity: str) -> tuple[str | None, str, Cost]:
-        """The verdict; an answer with neither word is asked once more, then called unclear.
-        A judge that cannot be asked (unreachable, prompt too long) raises _JudgeFailed."""
+                     identity: str) -> tuple[str, str, Cost]:
+        """The verdict and its reason. An answer with neither word is asked once more; a judge
+        that cannot be asked (unreachable, prompt too long) or gives no verdict twice raises
+        _JudgeFailed."""
         try:
             fitted = await fit(judge, lambda plan: judge_messages(
                 task.requirement_text, plan.openapi, draft.code, draft.output,
@@ -302,10 +315,11 @@ class RefineGenerator:
         spent = Cost()
         for attempt in range(2):
             try:
-                answer = await judge.complete(fitted.messages,
-                                              cache_key=f"judge:{identity}:{attempt}")
+                # An answer without a verdict is not kept: a rerun asks the judge again.
+                answer = await judge.complete(
+                    fitted.messages, cache_key=f"judge:{identity}:{attempt}",
+                    usable=lambda result: parse_verdict(result.content)[0] is not None)
             except CutOffAnswer as exc:
-                spent += _cost(exc.result)
                 answer = exc.result  # a verdict is its first line: a long tail does not matter
             except LLMError as exc:
                 raise _JudgeFailed(f"judge call failed: {exc}", spent) from None
@@ -313,7 +327,8 @@ class RefineGenerator:
             verdict, reason = parse_verdict(answer.content)
             if verdict is not None:
                 return verdict, reason, spent
-        return None, "the judge answered neither FINISH nor REFINE", spent
+        raise _JudgeFailed(f"the judge answered neither FINISH nor REFINE, twice (last answer: "
+                           f"{' '.join(answer.content.split())[:80]!r})", spent)
 
     def _details(self, rounds: list[_Round], stop: str) -> dict[str, Any]:
         return {"rounds": [r.record() for r in rounds], "stopped": stop,
