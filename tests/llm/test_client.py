@@ -200,6 +200,25 @@ def test_a_bad_model_setting_is_one_line_and_exit_2_before_anything_runs(tmp_pat
         f"error: {path}: [models.m]: base_url must be a string, not 5"]
 
 
+@pytest.mark.parametrize(("settings", "problem"), [
+    ("max_tokens = 4000\ncontext_tokens = 1000", "max_tokens 4000 leaves"),
+    # the answer limit a local endpoint gets when none is set
+    ("context_tokens = 1500", "max_tokens 2048 (the default for a local endpoint) leaves"),
+])
+def test_an_answer_limit_that_leaves_no_room_for_the_prompt_is_refused(
+        tmp_path: Path, settings: str, problem: str) -> None:
+    """Before: accepted, then every generation failed with '-3000 available'."""
+    path = tmp_path / "models.toml"
+    path.write_text(f'[models.m]\nbase_url = "http://127.0.0.1:9/v1"\n{settings}\n')
+    with pytest.raises(DataError) as error:
+        resolve_model("m", path)
+    assert str(error.value).startswith(f"model 'm' ({path}): {problem} no room for the prompt in "
+                                       "context_tokens ")
+    path.write_text('[models.m]\nbase_url = "http://127.0.0.1:9/v1"\nmax_tokens = 999\n'
+                    'context_tokens = 1000\n')
+    assert resolve_model("m", path).max_tokens == 999
+
+
 def test_without_a_config_file_the_missing_key_message_names_no_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in ("OPENAI_BASE_URL", "RESTBENCH_LLM_BASE_URL", "RESTBENCH_LLM_CONFIG",

@@ -199,6 +199,13 @@ class ModelSettings:
         if urlsplit(config.base_url).scheme not in ("http", "https"):
             raise DataError(f"model '{name}' ({self.source}): base_url {config.base_url!r} is not "
                             "an http(s) URL")
+        if config.context_tokens is not None and config.max_tokens is not None \
+                and config.max_tokens >= config.context_tokens:
+            given = "" if "max_tokens" in entry else \
+                f" (the default{' for a local endpoint' if config.is_local() else ''})"
+            raise DataError(f"model '{name}' ({self.source}): max_tokens {config.max_tokens}"
+                            f"{given} leaves no room for the prompt in context_tokens "
+                            f"{config.context_tokens}; set max_tokens below it")
         return config
 
 
