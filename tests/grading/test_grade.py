@@ -241,6 +241,13 @@ def test_a_malformed_judge_is_retried_then_the_case_is_partly_graded(
     assert saved["cases"][1]["criteria_met"] == sum(
         1 for c in ungraded.criteria if c.source == "check")
     assert saved["cases"][1]["judge"]["answers"] == ["All criteria are met."] * 3
+    # Malformed answers are not kept (before: a rerun replayed them, partly graded for good).
+    # PI-08's first attempt is asked again and now answers well; its good answer was kept.
+    again = asyncio.run(grade(_config(tmp_path, endpoint(ScriptedModels(judge=judge)),
+                                      test_ids=("PI-08", "PI-09"))))
+    assert calls == {"PI-08": 3, "PI-09": 6}
+    by_id = {case.test_id: case for case in again.runs[0].cases}
+    assert by_id["PI-08"].judge_attempts == 1 and by_id["PI-08"].status == "graded"
 
 
 def test_an_answer_without_code_scores_zero_and_an_unreachable_model_is_ungraded(

@@ -118,6 +118,14 @@ def parse_answer(text: str, count: int) -> list[Verdict]:
     return [verdicts[i] for i in range(1, count + 1)]
 
 
+def _well_formed(text: str, count: int) -> bool:
+    try:
+        parse_answer(text, count)
+    except MalformedAnswer:
+        return False
+    return True
+
+
 async def judge(client: ChatClient, requirement: str, base_url: str, code: str,
                 criteria: list[str], retries: int = DEFAULT_RETRIES) -> JudgeOutcome:
     messages = judge_messages(requirement, base_url, code, criteria)
@@ -125,7 +133,10 @@ async def judge(client: ChatClient, requirement: str, base_url: str, code: str,
     for attempt in range(retries + 1):
         outcome.attempts = attempt + 1
         try:
-            result = await client.complete(messages, cache_tag=f"judge-attempt={attempt}")
+            # A malformed answer is not kept: a rerun asks again rather than replaying it.
+            result = await client.complete(messages, cache_tag=f"judge-attempt={attempt}",
+                                           usable=lambda answer: _well_formed(answer.content,
+                                                                              len(criteria)))
         except LLMError as exc:
             outcome.error = f"grader call failed: {exc}"
             return outcome
