@@ -123,3 +123,16 @@ def test_costs_in_the_results_keep_what_a_cheap_model_costs() -> None:
     assert (written["agent"]["cost_usd"], written["judge"]["cost_usd"]) == (1.235e-7, 2.5e-8)
     totals = summary([result, result], 2, {})
     assert (totals["cost_usd"], totals["judge_cost_usd"]) == (2.469e-7, 5e-8)
+
+
+def test_averages_over_no_finished_case_are_none_not_zero() -> None:
+    """An agent-eval interrupted before its first case ended wrote averages of 0.0."""
+    from rich.console import Console
+
+    from restbench.agents.results import results_table, summary
+    totals = summary([], 3, {"response_scoring_type": "fuzzy"})
+    assert [totals[key] for key in ("avg_keyword_score", "avg_grounded_keyword_score",
+                                    "avg_tool_call_score", "avg_response_score")] == [None] * 4
+    console = Console(width=200, record=True)
+    console.print(results_table(totals, []))
+    assert "average of 0" in console.export_text()

@@ -141,8 +141,9 @@ def _rounded(score: float | None) -> float | None:
     return None if score is None else round(score, 4)
 
 
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 4) if values else 0.0
+def _mean(values: list[float]) -> float | None:
+    """None over no case (an agent-eval interrupted before its first): not a score of 0."""
+    return round(sum(values) / len(values), 4) if values else None
 
 
 def _scored(results: list[CaseResult]) -> list[float]:
@@ -160,7 +161,7 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "avg_grounded_keyword_score": _mean([r.grounded_keyword_score for r in results]),
         "avg_tool_call_score": _mean([r.tool_call_score for r in results]),
         # as grade's average: over the cases that have a score; null when none has
-        "avg_response_score": _mean(_scored(results)) if _scored(results) else None,
+        "avg_response_score": _mean(_scored(results)),
         "response_scored_tests": len(_scored(results)),
         "response_scoring_type": settings.get("response_scoring_type"),
         "perfect_tests": sum(1 for r in results if r.response_score is not None and min(
@@ -216,6 +217,10 @@ def _cell(score: float | None) -> str:
     return f"[{colour}]{score:.2f}[/]"
 
 
+def _two(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def _average(summary_data: dict[str, Any]) -> str:
     """The response average, with how many cases it is over when some have no score."""
     average = summary_data["avg_response_score"]
@@ -257,8 +262,8 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
                       "; ".join(notes))
     table.add_section()
     table.add_row("", f"average of {summary_data['total_tests']}",
-                  f"{summary_data['avg_keyword_score']:.2f}",
-                  f"{summary_data.get('avg_grounded_keyword_score', 0.0):.2f}",
-                  f"{summary_data['avg_tool_call_score']:.2f}",
+                  _two(summary_data['avg_keyword_score']),
+                  _two(summary_data.get('avg_grounded_keyword_score', 0.0)),
+                  _two(summary_data['avg_tool_call_score']),
                   _average(summary_data), "", _cost(summary_data))
     return table
