@@ -436,3 +436,23 @@ def test_endpoint_contexts_filled_in_the_launcher_are_those_a_server_would_find(
     assert switch == "patch"
     assert cached == fresh
     assert fresh["app.routes.users.register"]["file"] == str(source / "app/routes/users.py")
+
+
+def test_a_server_stopping_while_another_of_the_same_replica_starts_keeps_its_database(
+        tmp_path: Path) -> None:
+    """refine's live servers all start as replica 1000: one evicted (stopping) while a new one
+    of the same implementation started shared its database folder's name, and the stop deleted
+    the new server's database (FileNotFoundError for service.sqlite3 in a refine run)."""
+    original = implementations_of(resolve_services([str(LAYERED)])[0])["original"]
+
+    async def scenario() -> tuple[list[object], list[object]]:
+        async with ServerPool(tmp_path / "servers") as pool:
+            first = await pool.start(original, replica=1000)
+            expected = await _probe(first)
+            second, _ = await asyncio.gather(pool.start(original, replica=1000),
+                                             pool.stop(first))
+            assert first.database_url != second.database_url
+            return expected, await _probe(second)
+
+    expected, seen = asyncio.run(scenario())
+    assert seen == expected

@@ -269,6 +269,10 @@ class ServerPool:
             if in_memory is not None else (workdir, None)
         self._scratch_root = Path(in_memory) if in_memory is not None else workdir
         self._socket_numbers = itertools.count()
+        # Names a server's database, data and log by: unique in the pool. Callers' replica
+        # numbers are not (a live server for refine and an execution server could share one),
+        # and a stopping server drops its database by name, a new one's if they were equal.
+        self._instances = itertools.count()
         # PostgreSQL: per service, the database its original app was warmed up on, and once that
         # is seeded, its name as the template of the service's server databases
         self._warm_databases: dict[str, asyncio.Future[str]] = {}
@@ -410,8 +414,7 @@ class ServerPool:
                 self._materialized[key] = folder
             return self._materialized[key]
 
-    async def _start_external(self, implementation: Implementation,
-                              replica: int) -> ExternalServer:
+    async def _start_external(self, implementation: Implementation) -> ExternalServer:
         manifest = implementation.service.manifest
         assert manifest is not None
         try:
@@ -419,11 +422,12 @@ class ServerPool:
         except ServiceStartError as exc:
             copy = self._sources / implementation.service.name / implementation.id
             raise ServiceStartError(_in_user_terms(str(exc), implementation, copy)) from None
+        instance = next(self._instances)
         database_url = "" if manifest.own_storage else await asyncio.to_thread(
             self._databases.create, source,
-            f"{implementation.service.name}-{implementation.id}-{replica}")
+            f"{implementation.service.name}-{implementation.id}-{instance}")
         try:
-            server = await start_external(implementation, replica, source, database_url,
+            server = await start_external(implementation, instance, source, database_url,
                                           self._node_plan(implementation))
         except ServiceStartError as exc:
             if database_url:
@@ -449,17 +453,18 @@ class ServerPool:
                     ) -> RunningServer | ExternalServer:
         require_support(implementation.service, self.database)
         if implementation.service.manifest is not None:
-            return await self._start_external(implementation, replica)
+            return await self._start_external(implementation)
         source = self._source_for(implementation)
         service = implementation.service
         warm_up: dict[str, Any] = {}
         if self.switch_mutants:
             warm_up = await self._warm_up_request(service, source)
         template = self._templates.get(service.name)
+        instance = next(self._instances)
         database_url = await asyncio.to_thread(
-            self._databases.create, source, f"{service.name}-{implementation.id}-{replica}",
+            self._databases.create, source, f"{service.name}-{implementation.id}-{instance}",
             template)
-        log_file = source / f"replica-{replica}.log"
+        log_file = source / f"server-{instance}.log"
         token = secrets.token_urlsafe(24)
         number = next(self._socket_numbers)
         control_socket = self._sockets / f"{number}.sock"
