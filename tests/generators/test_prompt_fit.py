@@ -11,8 +11,8 @@ import pytest
 
 from restbench.generators import GenerationFailure, GeneratorSpec
 from restbench.generators.llm import write_test
-from restbench.generators.prompts import format_trace, writer_messages
-from restbench.generators.shrink import OPERATIONS_CUT
+from restbench.generators.prompts import format_trace, judge_messages, writer_messages
+from restbench.generators.shrink import OPERATIONS_CUT, fit, plans
 from restbench.llm import ChatClient, ModelConfig
 from restbench.llm.fake import FakeLLMServer, Quirks
 from restbench.llm.fitting import estimate_tokens, operations_only, trimmed
@@ -92,6 +92,31 @@ def test_a_prompt_that_cannot_fit_fails_before_any_call() -> None:
                                                     r".*long descriptions and examples trimmed"):
             write(fake, 600)
         assert fake.requests == []
+
+
+def test_a_long_test_output_is_cut_last_so_that_a_judge_prompt_fits() -> None:
+    """Before: the output (up to 4000 characters) was never cut, so on a small context every
+    judge prompt about a failing draft failed, and with it refine's mutant targets."""
+    output = "E   assert 404 == 200\n" * 400 + "FAILED test_a.py::test_a - the last line"
+
+    def build(plan: Any) -> list[dict[str, Any]]:
+        return judge_messages("Read thing 1.", plan.openapi, "def test_a(): ...",
+                              plan.output(output), format_trace([], plan.trace_last))
+
+    candidates = plans(document(2), ["GET /things1/{thing_id}"], with_trace=True)
+    smallest = estimate_tokens(build(candidates[-1]))
+    assert smallest < estimate_tokens(build(candidates[-3])) - 1000  # the 4000 characters went
+    config = ModelConfig("tiny", "tiny", "http://127.0.0.1:9/v1", max_tokens=100,
+                         context_tokens=smallest + 100)
+
+    async def fitted() -> Any:
+        async with ChatClient(config) as client:
+            return await fit(client, build, candidates, "judge prompt")
+
+    chosen = asyncio.run(fitted())
+    assert chosen.plan.cuts[-2:] == ("trace cut to the last 1 exchanges",
+                                     "test output cut to its last 300 characters")
+    assert "the last line" in chosen.messages[1]["content"]  # the end, where pytest says why
 
 
 def test_operations_mode_always_sends_the_reduced_document() -> None:

@@ -274,7 +274,8 @@ class RefineGenerator:
                                    revision_messages(
                     writer_messages(task.requirement_text, plan.openapi, task.base_url,
                                     language=self._chosen),
-                    draft.code, draft.output, format_trace(draft.exchanges, plan.trace_last),
+                    draft.code, plan.output(draft.output),
+                    format_trace(draft.exchanges, plan.trace_last),
                     why, self._chosen), self._plans(task, with_trace=True), "revision prompt")
                 answer = await writer.complete(
                     fitted.messages, cache_key=f"revise:{identity}",
@@ -306,7 +307,7 @@ class RefineGenerator:
         _JudgeFailed."""
         try:
             fitted = await fit(judge, lambda plan: judge_messages(
-                task.requirement_text, plan.openapi, draft.code, draft.output,
+                task.requirement_text, plan.openapi, draft.code, plan.output(draft.output),
                 format_trace(draft.exchanges, plan.trace_last), self._chosen),
                 self._plans(task, with_trace=True), "judge prompt")
         except GenerationFailure as exc:

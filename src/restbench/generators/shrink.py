@@ -14,6 +14,7 @@ from restbench.llm.fitting import estimate_tokens, operations_only, trimmed
 Message = dict[str, Any]
 OPENAPI_MODES = ("full", "operations")
 TRACE_STEPS = (10, 3, 1)  # exchanges kept when a refine prompt must shrink further
+OUTPUT_STEPS = (1000, 300)  # then the characters kept of the test's output (its end)
 OPERATIONS_CUT = "openapi reduced to the requirement's operations"
 TRIM_CUT = "long descriptions and examples trimmed"
 
@@ -32,6 +33,14 @@ class PromptPlan:
     openapi: dict[str, Any]
     trace_last: int | None = None
     cuts: tuple[str, ...] = ()
+    output_chars: int | None = None
+
+    def output(self, text: str) -> str:
+        """A test's output as this plan sends it: its end, where pytest puts what failed."""
+        text = text.strip()
+        if self.output_chars is None or len(text) <= self.output_chars:
+            return text
+        return "… " + text[-self.output_chars:]
 
 
 def plans(openapi: dict[str, Any], operations: Sequence[str], mode: str = "full",
@@ -52,6 +61,10 @@ def plans(openapi: dict[str, Any], operations: Sequence[str], mode: str = "full"
         steps += [PromptPlan(smallest.openapi, last,
                              (*smallest.cuts, f"trace cut to the last {last} exchanges"))
                   for last in TRACE_STEPS]
+        shortest = steps[-1]
+        steps += [PromptPlan(shortest.openapi, shortest.trace_last,
+                             (*shortest.cuts, f"test output cut to its last {chars} characters"),
+                             chars) for chars in OUTPUT_STEPS]
     return steps
 
 

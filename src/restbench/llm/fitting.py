@@ -8,7 +8,8 @@ are the endpoint's own usage counts.
 Shrinking order, first step that fits wins (README, "Prompts that fit"):
 1. the OpenAPI document reduced to the requirement's operations and the schemas they reference;
 2. that, with long descriptions cut to their first sentence and examples removed;
-3. (refine only) the HTTP trace cut to its last exchanges.
+3. (refine only) the HTTP trace cut to its last exchanges;
+4. (refine only) the test's output cut to its last characters.
 """
 
 from __future__ import annotations
