@@ -218,3 +218,57 @@ async def _reset_by_command(notes: Path, tmp_path: Path) -> None:
         exchanges = await server.exchanges()  # the reset forgot the ones before it
         assert [(e["method"], e["url"], e["status"]) for e in exchanges] == [
             ("GET", "/notes", 200)]
+
+
+def test_serve_stops_with_one_line_when_the_service_process_dies(notes: Path) -> None:
+    """Before: serve went on, its proxy answering 502 to every request."""
+    import os
+    import signal
+
+    from tests.cli_helpers import start_interruptible
+    from tests.process_helpers import live_children
+
+    serve = start_interruptible("serve", notes, "--port", "0")
+    try:
+        assert serve.stdout is not None and serve.stderr is not None
+        announced = serve.stdout.readline()  # serve's address line, once it serves
+        assert " at http://127.0.0.1:" in announced, announced + serve.stderr.read()
+        (node,) = [pid for pid in live_children(serve.pid)
+                   if b"node" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        os.kill(node, signal.SIGKILL)
+        serve.wait(timeout=30)
+        errors = [line for line in serve.stderr.read().splitlines() if line.startswith("error")]
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+    assert serve.returncode == 2
+    assert len(errors) == 1 and errors[0].startswith(
+        "error: notes original exited (status -9) while served; its log ends: "), errors
+
+
+def test_serve_of_an_external_service_stops_when_its_throwaway_database_server_exits() -> None:
+    """The watch serve keeps: the pool's database server exiting ends it, as for the built-in
+    services (the notes fixture keeps its own storage, so the pool is a stand-in here)."""
+    import time
+    from types import SimpleNamespace
+
+    from restbench.serving.databases import DatabaseError
+    from restbench.serving.foreground import _until_either_exits
+
+    class DatabaseThatExits:
+        def wait_for_database_server_exit(self) -> bool:
+            time.sleep(0.2)
+            return True
+
+    async def scenario() -> None:
+        process = await asyncio.create_subprocess_exec("sleep", "60")
+        server = SimpleNamespace(process=process)
+        try:
+            with pytest.raises(DatabaseError, match="the throwaway PostgreSQL server stopped"):
+                await _until_either_exits(server, DatabaseThatExits())  # type: ignore[arg-type]
+        finally:
+            process.kill()
+            await process.wait()
+
+    asyncio.run(scenario())

@@ -28,6 +28,9 @@ from restbench.serving.launcher import SERVER_HTTP, SERVER_LOOP
 if TYPE_CHECKING:
     import uvicorn
 
+    from restbench.serving.external import ExternalServer
+    from restbench.serving.pool import ServerPool
+
 # what the user can do about the usual reasons a listening socket is refused
 _BIND_HINTS = {
     errno.EADDRINUSE: "another program listens there: choose another --port, or 0 for any "
@@ -152,4 +155,26 @@ async def _serve_external(implementation: Implementation, listener: socket.socke
             start_listening(listener, host)
             await server.attach([listener])
             _announce(implementation, host, listener)
-            await asyncio.Event().wait()
+            await _until_either_exits(server, pool)
+
+
+async def _until_either_exits(server: ExternalServer, pool: ServerPool) -> None:
+    """Serves until interrupted; the service's process or the throwaway database server
+    exiting ends serve with one line (the proxy would answer 502 or the app 500 for good)."""
+    async def database_gone() -> None:
+        if not await asyncio.to_thread(pool.wait_for_database_server_exit):
+            await asyncio.Event().wait()  # no server of ours to lose
+
+    watches = {asyncio.create_task(server.process.wait()): "service",
+               asyncio.create_task(database_gone()): "database"}
+    try:
+        done, _ = await asyncio.wait(watches, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for watch in watches:
+            watch.cancel()
+    if watches[next(iter(done))] == "database":
+        raise DatabaseError("the throwaway PostgreSQL server stopped (its supervisor process "
+                            "exited); serve stopped with it")
+    name = f"{server.implementation.service.name} {server.implementation.id}"
+    raise ServiceStartError(f"{name} exited (status {server.process.returncode}) while served; "
+                            f"its log ends: {server.log_tail()}")

@@ -449,6 +449,11 @@ class ServerPool:
             self._node_plans[service.name] = node_reach.plan(service)
         return self._node_plans[service.name]
 
+    def wait_for_database_server_exit(self) -> bool:
+        """Blocks until the throwaway database server the pool started exits; False at once
+        when it started none (SQLite, a user's server)."""
+        return self._databases.wait_for_server_exit()
+
     async def start(self, implementation: Implementation, replica: int = 0,
                     ) -> RunningServer | ExternalServer:
         require_support(implementation.service, self.database)
