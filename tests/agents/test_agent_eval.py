@@ -68,7 +68,7 @@ def _script(delay_intent: str | None = None):
     def reply(request: dict[str, Any]) -> Reply:
         intent = request["messages"][1]["content"]
         step = sum(1 for m in request["messages"] if m["role"] == "assistant")
-        if intent == delay_intent:
+        if intent == delay_intent and step >= 1:  # its first answer comes, and is paid for
             return Reply(content="late", delay_s=30)
         return SCRIPTS[intent][step]
     return reply
@@ -176,13 +176,20 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
             if done.exists() and json.loads(done.read_text())["summary"]["total_tests"] == 1:
                 break
             time.sleep(0.2)
-        time.sleep(0.5)  # the second case is now waiting for the slow model
+        while time.monotonic() < deadline:  # until the second case waits for its second answer
+            if sum(r["messages"][1]["content"] == "Is alice's todo 2 done?"
+                   for r in fake.requests) == 2:
+                break
+            time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted; the finished cases are in" in stderr
     data = json.loads((out / "results.json").read_text())
     assert data["summary"]["total_tests"] == 1 and not data["summary"]["complete"]
+    # the interrupted case's first answer was paid for: before, it was recorded nowhere
+    assert (data["summary"]["unrecorded_input_tokens"],
+            data["summary"]["unrecorded_output_tokens"]) == (100, 50)
     assert data["summary"]["planned_tests"] == 5
     assert data["results"][0]["test_name"] == "perfect"
     assert len((out / "results.csv").read_text().splitlines()) == 2
@@ -203,12 +210,14 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
     assert "1 finished cases taken from" in stderr
     assert "List alice's todos." not in intents and "Is alice's todo 2 done?" in intents
     assert resumed["summary"]["total_tests"] == 5 and resumed["summary"]["complete"]
+    assert resumed["summary"]["unrecorded_input_tokens"] == 100  # kept by the rerun
     assert resumed["results"][0] == data["results"][0]
     # Nothing left to run; --fresh runs every case again.
     again, intents, _ = resume()
     assert intents == [] and again["results"] == resumed["results"]
     fresh, intents, _ = resume("--fresh")
     assert "List alice's todos." in intents
+    assert fresh["summary"]["unrecorded_input_tokens"] == 0
     assert [_scores(r) for r in fresh["results"]] == [_scores(r) for r in resumed["results"]]
 
 
@@ -266,12 +275,22 @@ def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
         config = tmp_path / "models.toml"
         config.write_text(f'[defaults]\nbase_url = "{judge.base_url}"\nmax_retries = 0\n'
                           '[models.judge]\nmodel = "judge"\nprice = "gpt-5-mini"\n')
-        done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
-                         "-a", "golden", "--scoring", "llm-judge", "--judge-model", "judge",
-                         "--llm-config", config, cwd=tmp_path)
+        command = ("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out", "-a",
+                   "golden", "--scoring", "llm-judge", "--judge-model", "judge",
+                   "--llm-config", config)
+        done = restbench(*command, cwd=tmp_path)
+        first = json.loads((tmp_path / "out" / "results.json").read_text())
+        rerun = restbench(*command, cwd=tmp_path)  # the two failed cases run again
+    assert rerun.returncode == 1, rerun.stderr
+    assert first["summary"]["unrecorded_input_tokens"] == 0
+    again = json.loads((tmp_path / "out" / "results.json").read_text())["summary"]
+    # what the replaced results' judge answers cost (the "code" case's 40 + 10 tokens) stays
+    assert (again["unrecorded_input_tokens"], again["unrecorded_output_tokens"]) == (40, 10)
+    assert "more in attempts not in these results" in rerun.stdout
+    assert again["judge_input_tokens"] == first["summary"]["judge_input_tokens"]
     assert done.returncode == 1, done.stderr
     assert "error: 2 of 3 cases ended in an error" in done.stderr
-    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    data = first
     results = {r["test_name"]: r for r in data["results"]}
     assert [results[n]["score"]["response_score"] for n in ("down", "code", "scored")] == \
         [None, None, 0.5]

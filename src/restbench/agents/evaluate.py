@@ -21,7 +21,14 @@ from restbench.agents.base import AgentAnswer, AgentError, AgentTask, as_answer,
 from restbench.agents.embeddings import similarity
 from restbench.agents.judge import Judgement, judge
 from restbench.agents.llm import system_prompt
-from restbench.agents.results import CaseResult, finished_cases, summary, write_results
+from restbench.agents.results import (
+    CaseResult,
+    EarlierRun,
+    Unrecorded,
+    earlier_run,
+    summary,
+    write_results,
+)
 from restbench.agents.scoring import (
     ArgsMatch,
     Call,
@@ -202,10 +209,33 @@ class _Evaluation:
         self._target_keys: dict[str, str] = {}
         self.started = time.monotonic()
         self._write_lock = asyncio.Lock()
+        self.unrecorded = Unrecorded()
 
     def _summary(self) -> dict[str, Any]:
         return summary(self.results, self.planned, self.settings,
-                       {"duration_s": round(time.monotonic() - self.started, 2)})
+                       {"duration_s": round(time.monotonic() - self.started, 2),
+                        **self.unrecorded.as_summary()})
+
+    def take_over(self, earlier: EarlierRun, work: list[tuple[int, EvalCase, _Target]]
+                  ) -> list[tuple[int, EvalCase, _Target]]:
+        """Reuses what `earlier` finished; what its other cases cost stays in the summary."""
+        left = self.reuse(earlier.finished(), work)
+        taken = {result.key for result in self.results}
+        self.unrecorded = earlier.unrecorded
+        for result in earlier.results:
+            if result.key not in taken or not result.key:
+                self.unrecorded.add(result.cost_usd + result.judge_cost_usd,
+                                    result.input_tokens + result.judge_input_tokens,
+                                    result.output_tokens + result.judge_output_tokens)
+        return left
+
+    def interrupted(self, seen: list[ChatResult]) -> None:
+        """A case cancelled (Ctrl-C) before its result was recorded: what its answers cost goes
+        into the summary, written at once (nothing awaits during a cancellation)."""
+        if seen:
+            usd, usage = spent(seen)
+            self.unrecorded.add(usd, usage.input_tokens, usage.output_tokens)
+            write_results(self.config.results_dir, self._summary(), self.results)
 
     def case_key(self, case: EvalCase, target: _Target) -> str:
         """What a case's result depends on: the case, and its target's key."""
@@ -276,7 +306,7 @@ async def _run_agent(agent: Any, task: AgentTask) -> AgentAnswer:
 
 async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target: _Target,
                     server: RunningServer, agent: Any, chat: ChatClient | None,
-                    judge_client: ChatClient | None) -> None:
+                    judge_client: ChatClient | None, seen: list[ChatResult]) -> None:
     config = evaluation.config
     key = evaluation.case_key(case, target)
     started = time.monotonic()
@@ -286,8 +316,7 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         task = AgentTask(case.intent, tuple(session.bound()), target.service.name,
                          server.base_url, target.openapi, config.max_steps, chat,
                          case.expected if getattr(agent, "uses_expected", False) else None)
-        seen: list[ChatResult] = []  # the model's answers, for a case cut off by the time limit
-        answers_seen.set(seen)
+        answers_seen.set(seen)  # for a case cut off by the time limit, or interrupted
         try:
             answer = await asyncio.wait_for(_run_agent(agent, task), config.case_timeout_s)
             error = answer.error
@@ -402,7 +431,7 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
                 work += [(len(work) + i, case, target) for i, case in enumerate(suite.cases)]
             evaluation.planned = len(work)
             if not config.fresh:
-                work = evaluation.reuse(finished_cases(config.results_dir), work)
+                work = evaluation.take_over(earlier_run(config.results_dir), work)
                 if evaluation.results:
                     on_event(Notice(f"{len(evaluation.results)} finished cases taken from "
                                     f"{config.results_dir / 'results.json'}; {len(work)} to run "
@@ -435,8 +464,14 @@ async def _run_all(evaluation: _Evaluation, work: list[tuple[int, EvalCase, _Tar
                          queue: asyncio.Queue[tuple[int, EvalCase, _Target]]) -> None:
             while not queue.empty():
                 index, case, its_target = queue.get_nowait()
-                await _run_case(evaluation, index, case, its_target, server, agent, chat,
-                                judge_client)
+                seen: list[ChatResult] = []  # the model's answers in this case
+                try:
+                    await _run_case(evaluation, index, case, its_target, server, agent, chat,
+                                    judge_client, seen)
+                except asyncio.CancelledError:
+                    if not any(result.index == index for result in evaluation.results):
+                        evaluation.interrupted(seen)
+                    raise
 
         try:
             await asyncio.gather(*(worker(server, queue) for server in servers))

@@ -178,15 +178,51 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
     }
 
 
-def finished_cases(directory: Path) -> dict[str, CaseResult]:
-    """The cases a run into `directory` finished without an error, by key. A missing or
-    unreadable results.json, or one of an older version (no keys), has none."""
+@dataclass
+class Unrecorded:
+    """What case attempts cost whose results are not in the results folder: cases interrupted,
+    and earlier results run again (failed ones, or ones whose settings changed). Agent-eval
+    keeps no model answers, so their cost would otherwise be paid and never shown."""
+
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, usd: float, input_tokens: int, output_tokens: int) -> None:
+        self.cost_usd += usd
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+
+    def as_summary(self) -> dict[str, Any]:
+        return {"unrecorded_cost_usd": rounded_usd(self.cost_usd),
+                "unrecorded_input_tokens": self.input_tokens,
+                "unrecorded_output_tokens": self.output_tokens}
+
+
+@dataclass
+class EarlierRun:
+    """What a run into the same results folder left: its cases, and its unrecorded cost."""
+
+    results: list[CaseResult] = field(default_factory=list)
+    unrecorded: Unrecorded = field(default_factory=Unrecorded)
+
+    def finished(self) -> dict[str, CaseResult]:
+        """The cases it finished without an error, by key (older versions' have no keys)."""
+        return {result.key: result for result in self.results if result.key and not result.error}
+
+
+def earlier_run(directory: Path) -> EarlierRun:
+    """A missing or unreadable results.json left nothing."""
     try:
-        results = json.loads((directory / "results.json").read_text(encoding="utf-8"))["results"]
-        finished = [CaseResult.from_json(data) for data in results]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    return {result.key: result for result in finished if result.key and not result.error}
+        data = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+        results = [CaseResult.from_json(case) for case in data["results"]]
+        totals = data.get("summary") or {}
+        unrecorded = Unrecorded(float(totals.get("unrecorded_cost_usd", 0.0)),
+                                int(totals.get("unrecorded_input_tokens", 0)),
+                                int(totals.get("unrecorded_output_tokens", 0)))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return EarlierRun()
+    return EarlierRun(results, unrecorded)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -233,9 +269,11 @@ def _average(summary_data: dict[str, Any]) -> str:
 
 def _cost(summary_data: dict[str, Any]) -> str:
     agent, judge = summary_data["cost_usd"], summary_data.get("judge_cost_usd", 0.0)
+    more = summary_data.get("unrecorded_cost_usd", 0.0)
+    also = f"; ${usd(more)} more in attempts not in these results" if more else ""
     if summary_data.get("response_scoring_type") != "llm-judge":
-        return f"cost ${usd(agent)}"
-    return f"cost ${usd(agent + judge)} (agent ${usd(agent)}, judge ${usd(judge)})"
+        return f"cost ${usd(agent)}{also}"
+    return f"cost ${usd(agent + judge)} (agent ${usd(agent)}, judge ${usd(judge)}){also}"
 
 
 def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Table:
