@@ -275,6 +275,38 @@ def test_judge_verdicts_are_parsed(answer: str, verdict: tuple[str | None, str])
     assert parse_verdict(answer) == verdict
 
 
+def test_prompts_cut_to_fit_are_told_once_per_generator_and_model(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: what was cut was only in the store, and a reader of the table could not know."""
+    fake = endpoint(scripted_test)
+
+    def run(output: str, context: int | None = None) -> tuple[list[str], list[dict[str, Any]]]:
+        if context is not None:
+            config = tmp_path / "small.toml"
+            config.write_text(f'[models.gpt-5-mini]\nbase_url = "{fake.base_url}"\n'
+                              f'api_key_env = ""\nmax_tokens = 500\ncontext_tokens = {context}\n')
+            monkeypatch.setenv("RESTBENCH_LLM_CONFIG", str(config))
+        events: list[Any] = []
+        asyncio.run(run_benchmark(RunConfig(
+            services=(str(MINI),), variants=(Variant.PRECISE,),
+            generators=(GeneratorSpec("single-step"),), models=("gpt-5-mini",),
+            output_dir=tmp_path / output), on_event=events.append))
+        db = sqlite3.connect(tmp_path / output / "results.sqlite3")
+        prompts = [json.loads(d)["prompt"] for (d,) in db.execute("SELECT details FROM generations")]
+        return [getattr(e, "message", "") for e in events], prompts
+
+    notes, prompts = run("whole")
+    assert not any("prompts cut" in note for note in notes)
+    largest = max(prompt["estimated_tokens"] for prompt in prompts)
+    notes, prompts = run("cut", context=largest - 1 + 500)  # the largest whole prompt is 1 over
+    told = [note for note in notes if "prompts cut" in note]
+    assert len(told) == 1 and told[0].startswith(
+        "single-step with model gpt-5-mini: prompts cut to fit its context, first on MINI-0")
+    assert "openapi reduced to the requirement's operations" in told[0]
+    assert any(prompt["cuts"] for prompt in prompts)
+
+
 def test_a_cut_off_verdict_is_paid_once_and_no_verdict_fails_the_generation(
         tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer]) -> None:
     """Before: a judge answer cut off at the token limit was counted twice, and a judge that

@@ -174,6 +174,7 @@ class _Runner:
             memory_root()  # a wrong $RESTBENCH_MEMORY_DIR ends the run before it makes a store
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self._remote: GenerationBackend | None = None
+        self._cuts_told: set[tuple[str, str]] = set()
         self.counts = {"generations": 0, "generations_reused": 0, "generation_failures": 0,
                        "executions": 0, "executions_reused": 0, "executions_inferred": 0,
                        "executions_implied": 0}
@@ -309,7 +310,21 @@ class _Runner:
             self.counts["generation_failures"] += 1
             self.on_event(Notice(f"{cell.request.spec.label()} failed on {row.requirement} "
                                  f"({_wording_and_target(row)}): {row.error}"))
+        self._tell_cuts(row)
         return row
+
+    def _tell_cuts(self, row: GenerationRow) -> None:
+        """Once per generator and model: prompts were cut to fit the model's context. Each
+        generation's cuts are in its details; a reader of the table should know to look."""
+        cuts = _prompt_cuts(row.details)
+        told = (row.generator, row.model)
+        if cuts and told not in self._cuts_told:
+            self._cuts_told.add(told)
+            self.on_event(Notice(f"{row.generator} with model {row.model}: prompts cut to fit "
+                                 f"its context, first on {row.requirement} "
+                                 f"({_wording_and_target(row)}): {'; '.join(cuts)} (every "
+                                 "generation's cuts: details in the generations table of "
+                                 "results.sqlite3)"))
 
     def start_executions(self, backend: ExecutionBackend) -> None:
         """From here on every generation handed to `execute` runs at once, overlapping the
@@ -618,6 +633,16 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
         runner.store.close()
     refines = any(g.refines for _, g in runner.generators)
     return RunResult(rows, per_requirement, runner.store.path, runner.counts, refines)
+
+
+def _prompt_cuts(details: dict[str, Any]) -> list[str]:
+    """What a generation's prompts lost to fit (single-step's `prompt`, refine's rounds')."""
+    prompts = [details.get("prompt")] + [prompt for round_ in details.get("rounds") or []
+                                         if isinstance(round_, dict)
+                                         for prompt in (round_.get("prompts") or {}).values()]
+    found = [cut for prompt in prompts if isinstance(prompt, dict)
+             for cut in prompt.get("cuts") or [] if isinstance(cut, str)]
+    return list(dict.fromkeys(found))
 
 
 def _wording_and_target(row: GenerationRow) -> str:
