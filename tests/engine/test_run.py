@@ -55,6 +55,43 @@ def test_files_generator_scores_tests_by_their_quality(tmp_path: Path) -> None:
     assert "MS" in result.stdout and "33.3%" in result.stdout and "66.7%" in result.stdout
 
 
+def test_files_takes_no_link_out_of_its_folder_and_says_why_a_file_is_not_taken(
+        tmp_path: Path) -> None:
+    """Before: a link to /etc/shadow was read and stored as the test's code (and from there
+    went into reports); a binary file was a bare UnicodeDecodeError; TODO-01.js was "no test
+    file" without saying which names are."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:$6$hash:20228:0:99999:7:::\n")
+    folder = tmp_path / "tests"
+    (folder / "precise").mkdir(parents=True)
+    (folder / "vague").mkdir()
+    (folder / "precise" / "MINI-01.py").symlink_to(secret)
+    (folder / "precise" / "MINI-02.py").write_bytes(b"\xff\xfe binary")
+    (folder / "vague" / "MINI-01.js").write_text("test('x', () => {})\n")
+    shutil.copy(TESTS / "vague" / "test_MINI-02.py", folder / "vague" / "inside.py")
+    (folder / "vague" / "MINI-02.py").symlink_to("inside.py")  # a link inside is fine
+    out = tmp_path / "out"
+    result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={folder}", "-o", out)
+    assert result.returncode == 1, result.stderr
+    with sqlite3.connect(out / "results.sqlite3") as db:
+        rows = {(variant, requirement): (status, error, code) for variant, requirement, status,
+                error, code in db.execute("SELECT variant, requirement, status, error, code "
+                                          "FROM generations")}
+    assert all("hash" not in code for _, _, code in rows.values())
+    linked = (f"UnreadableTestFile: {folder}/precise/MINI-01.py links to {secret}, outside "
+              f"{folder}: not read")
+    assert rows[("precise", "MINI-01")][:2] == ("error", linked)
+    binary = (f"UnreadableTestFile: {folder}/precise/MINI-02.py: not UTF-8 text (byte 0xff at "
+              "offset 0)")
+    assert rows[("precise", "MINI-02")][:2] == ("error", binary)
+    status, error, _ = rows[("vague", "MINI-01")]
+    assert status == "error" and error.startswith(
+        f"MissingTestFile: no test file for MINI-01 under {folder} (vague/MINI-01.js found: a "
+        "test file is named MINI-01.py, test_MINI-01.py, ")
+    assert rows[("vague", "MINI-02")][0] == "ok"
+    assert "hash" not in result.stdout + result.stderr
+
+
 def test_semantic_and_vague_fair_scores_in_table_and_files(tmp_path: Path) -> None:
     # MINI-01-M1 is a status mutant without vague basis; MINI-02's two are semantic with one.
     result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={TESTS}", "-o", tmp_path)

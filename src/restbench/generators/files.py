@@ -20,6 +20,11 @@ class MissingTestFile(Exception):
     """No file for this requirement: the generation is recorded as failed, the run goes on."""
 
 
+class UnreadableTestFile(Exception):
+    """A file that is there but is not taken (a link out of the folder, not text): the
+    generation is recorded as failed with the reason, the run goes on."""
+
+
 class FilesGenerator:
     name = "files"
     refines = False
@@ -40,10 +45,36 @@ class FilesGenerator:
         return [folder / name for folder in folders for name in names]
 
     def generate(self, task: GenerationTask) -> GeneratedTest:
-        for path in self.candidates(task):
+        candidates = self.candidates(task)
+        for path in candidates:
             if path.is_file():
-                runner = runner_for_file(path.name)
-                ready_runner(runner)  # a missing tool stops the run, naming its setup command
-                return GeneratedTest(path.read_text(encoding="utf-8"),
-                                     details={"source": str(path)}, runner=runner)
-        raise MissingTestFile(f"no test file for {task.requirement_id} under {self.root}")
+                return self._read(path)
+        raise MissingTestFile(f"no test file for {task.requirement_id} under {self.root}"
+                              f"{self._near_misses(task, candidates)}")
+
+    def _read(self, path: Path) -> GeneratedTest:
+        # The folder is written by another tool: a link out of it must not carry a file of
+        # this machine (/etc/shadow, a key) into the results, reports and CI artifacts.
+        if not path.resolve().is_relative_to(self.root):
+            raise UnreadableTestFile(f"{path} links to {path.resolve()}, outside {self.root}: "
+                                     "not read")
+        runner = runner_for_file(path.name)
+        ready_runner(runner)  # a missing tool stops the run, naming its setup command
+        try:
+            code = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise UnreadableTestFile(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+                                     f"at offset {exc.start})") from None
+        return GeneratedTest(code, details={"source": str(path)}, runner=runner)
+
+    def _near_misses(self, task: GenerationTask, candidates: list[Path]) -> str:
+        """Files named after the requirement that no runner takes (TODO-01.js), and the names
+        that would be."""
+        folders = dict.fromkeys(path.parent for path in candidates)
+        found = sorted(str(path.relative_to(self.root)) for folder in folders if folder.is_dir()
+                       for path in folder.glob(f"*{task.requirement_id}*") if path.is_file())
+        if not found:
+            return ""
+        names = dict.fromkeys(path.name for path in candidates)
+        return (f" ({', '.join(found)} found: a test file is named {', '.join(names)}, in "
+                f"{self.root}, or its <service>/, <wording>/ or <service>/<wording>/ folder)")
