@@ -226,6 +226,36 @@ def test_a_missing_newman_names_the_setup_command(tmp_path: Path) -> None:
     assert error[0].endswith("run 'restbench setup newman'")
 
 
+@pytest.mark.parametrize("node", ["missing", "broken"])
+def test_a_missing_or_broken_node_stops_the_run_instead_of_failing_the_generator(
+        tmp_path: Path, node: str) -> None:
+    """Before: each JavaScript test was a failed generation (MS 0%, "a rerun tries them again"),
+    and a node that does not run was reported as "version 0"."""
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    (folder / "TODO-01.test.mjs").write_text(TODO_01_JS)
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    if node == "broken":
+        (bin_folder / "node").write_text("#!/bin/sh\nexit 3\n")
+        (bin_folder / "node").chmod(0o755)
+    env = {**os.environ, "PATH": str(bin_folder)}
+    ran = subprocess.run([sys.executable, "-m", "restbench.cli", "run", "-s", "todo", "-g",
+                          "files", "-a", f"files.dir={folder}", "-R", "TODO-01", "-V", "precise",
+                          "-o", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                         timeout=300, check=False)
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    error = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
+    expected = "which is not installed" if node == "missing" else \
+        f"{bin_folder / 'node'} does not run"
+    assert len(error) == 1 and "runner 'node' needs Node.js" in error[0], ran.stderr
+    assert expected in error[0] and "failed on TODO-01" not in ran.stderr
+
+
 TODO_01_JS = """import { test } from "node:test";
 import assert from "node:assert/strict";
 const BASE_URL = process.env.BASE_URL ?? "http://localhost:8000";

@@ -36,18 +36,26 @@ def node_host_paths(executable: str | None) -> list[str]:
 
 
 def check_node(runner: str) -> str:
-    from restbench.runners.registry import RunnerError
+    """Node.js's path; ToolMissing (which stops a run: a tool missing from the machine is not a
+    failure of the tests' generator) when it is not there, does not run, or is too old."""
+    from restbench.runners.setup import ToolMissing
 
     executable = node_executable()
     if executable is None:
-        raise RunnerError(f"runner '{runner}' needs Node.js, which is not installed: "
+        raise ToolMissing(f"runner '{runner}' needs Node.js, which is not installed: "
                           f"{INSTALL_HINT}")
     version = _version(executable)
+    if version == _DOES_NOT_RUN:
+        raise ToolMissing(f"runner '{runner}' needs Node.js; {executable} does not run "
+                          f"('{executable} --version' failed): {INSTALL_HINT}")
     if version < MINIMUM_VERSION:
-        raise RunnerError(f"runner '{runner}' needs Node.js {MINIMUM_VERSION[0]}."
+        raise ToolMissing(f"runner '{runner}' needs Node.js {MINIMUM_VERSION[0]}."
                           f"{MINIMUM_VERSION[1]} or later; {executable} is "
                           f"{'.'.join(map(str, version))}: {INSTALL_HINT}")
     return executable
+
+
+_DOES_NOT_RUN = (0,)
 
 
 def _version(executable: str) -> tuple[int, ...]:
@@ -56,7 +64,7 @@ def _version(executable: str) -> tuple[int, ...]:
                               timeout=30, check=False).stdout.strip().lstrip("v")
         return tuple(int(part) for part in text.split(".")[:2])
     except (OSError, ValueError, subprocess.TimeoutExpired):
-        return (0,)
+        return _DOES_NOT_RUN
 
 
 class NodeRunner:
