@@ -45,7 +45,8 @@ def _cases() -> list[Case]:
         lines = path.read_text().splitlines()
         suffix = ".test.mjs" if path.name.endswith(".test.mjs") else ".py"
         kind = lines[0].removeprefix("# ").removeprefix("// ").split(":", 1)[0]
-        reason = lines[1].removeprefix("# reason: ") if lines[1].startswith("# reason:") else ""
+        second = lines[1].removeprefix("# ").removeprefix("// ")
+        reason = second.removeprefix("reason: ") if second.startswith("reason:") else ""
         cases.append(Case(path.name.removesuffix(suffix), kind, reason, suffix))
     return cases
 

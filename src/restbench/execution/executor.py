@@ -31,6 +31,7 @@ from restbench.execution.relay import Relay
 from restbench.execution.rewritten import rewritten_pyc
 from restbench.runners import PYTEST, ready_runner
 from restbench.runners.base import test_file_name
+from restbench.runners.node import HEAP_LIMIT_MB
 from restbench.runners.sandboxed import SCRATCH, tool_command
 from restbench.runners.setup import TOOLS_ENV
 from restbench.scratch import owned_folder
@@ -175,19 +176,34 @@ def _ended_reason(status: dict[str, Any] | None) -> str:
     return f"exited with status {status.get('code')} before pytest reported"
 
 
+_FILE_SIZE = f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"
+_PROCESSES = f"process limit ({PROCESS_LIMIT})"
 # How a limit shows inside the test, and its name in the execution's reason.
 _LIMIT_ERRORS = (
     ("MemoryError", f"memory limit ({MEMORY_LIMIT_BYTES // 1024**3} GiB a process)"),
-    ("[Errno 27]", f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"),
+    ("[Errno 27]", _FILE_SIZE),
     ("[Errno 28]", f"scratch space limit ({SCRATCH_SIZE} for /tmp)"),
-    ("[Errno 11] Resource temporarily unavailable", f"process limit ({PROCESS_LIMIT})"),
+    ("[Errno 11] Resource temporarily unavailable", _PROCESSES),
+)
+# How it shows in the reason or output of Node.js (the node and newman runners), whose reason
+# for a file that failed outside its tests names no cause.
+_NODE_LIMIT_OUTPUT = (
+    (re.compile(r"Reached heap limit"), f"memory limit (JS heap {HEAP_LIMIT_MB} MiB)"),
+    (re.compile(r"\bEFBIG\b"), _FILE_SIZE),
+    (re.compile(r"\bENOSPC\b"), f"scratch space limit ({SCRATCH_SIZE} for /tmp)"),
+    (re.compile(r"\bspawn \S+ EAGAIN\b"), _PROCESSES),
 )
 
 
-def _name_the_limit(reason: str) -> str:
+def _name_the_limit(reason: str, output: str = "", runner: str = PYTEST) -> str:
+    """`reason`, led by the limit it shows was reached, if any."""
     for marker, limit in _LIMIT_ERRORS:
         if marker in reason:
             return f"{limit} reached: {reason}"
+    if runner != PYTEST:
+        for pattern, limit in _NODE_LIMIT_OUTPUT:
+            if pattern.search(reason) or pattern.search(output[-OUTPUT_TAIL:]):
+                return f"{limit} reached: {reason}"
     return reason
 
 
@@ -403,11 +419,12 @@ class Executor:
             if workdir is not None:
                 shutil.rmtree(workdir, ignore_errors=True)
         try:
-            return self._result(finished, files, nonce)
+            return self._result(finished, files, nonce, runner)
         finally:
             messages.close_all(files)
 
-    def _result(self, finished: dict[str, Any], files: list[int], nonce: str) -> ExecutionResult:
+    def _result(self, finished: dict[str, Any], files: list[int], nonce: str,
+                runner: str) -> ExecutionResult:
         duration = round(float(finished.get("duration_s") or 0.0), 4)
         if len(files) < 2:
             return ExecutionResult(Outcome.ERROR, duration,
@@ -421,7 +438,7 @@ class Executor:
                                    _ended_reason(finished.get("status")))
         if "crashed" in report:
             return ExecutionResult(Outcome.ERROR, duration, output,
-                                   f"pytest crashed: {report['crashed']}"[:500])
+                                   _name_the_limit(f"pytest crashed: {report['crashed']}")[:500])
         if "sandbox_error" in report:
             return ExecutionResult(Outcome.ERROR, duration, output,
                                    f"sandbox failed: {report['sandbox_error']}"[:500])
@@ -433,5 +450,5 @@ class Executor:
             return ExecutionResult(Outcome.ERROR, duration, output, "unreadable pytest report")
         outcome, reason = classify(tests, collect_errors, exit_code, False)
         if outcome is Outcome.ERROR:
-            reason = _name_the_limit(reason)
+            reason = _name_the_limit(reason, output, runner)
         return ExecutionResult(outcome, duration, output, reason, tuple(tests))
