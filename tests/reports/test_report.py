@@ -202,10 +202,15 @@ def test_clicking_a_requirement_shows_its_tests_code_and_http_trace(
     assert "original" in outcomes and "MINI-01-M1" in outcomes and "MINI-B1" in outcomes
     trace = test.locator("details.execution[open] table.exchanges").first.inner_text()
     assert "/counters/zzz" in trace and "404" in trace  # the original's HTTP exchanges
+    # long bodies wrap inside the box (before: cut off at its edge, out of reach)
+    body_cell = test.locator("details.execution[open] table.exchanges td.text").last
+    assert body_cell.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+    assert test.locator("details.execution[open] .trace").first.evaluate(
+        "e => getComputedStyle(e).overflowX") == "auto"
     mutant = test.locator("details.execution", has_text="MINI-01-M1 (mutant)")
     mutant.locator("summary").click()
     assert "400" in mutant.locator("table.exchanges").inner_text()
-    assert "1 failed" in mutant.locator("pre.output").inner_text()  # its pytest output
+    assert "1 failed" in mutant.locator("pre.output").inner_text()  # its test output
     # refine, against the mutant: the judge asked for a revision of the failing draft
     refined = drill.locator("details.test", has_text="refine / gpt-5-mini · precise · "
                             "repetition 0 · written against MINI-01-M1")
@@ -481,3 +486,16 @@ def test_an_output_path_under_a_file_is_one_line_naming_it(golden_run: Path,
         assert result.returncode == 2
         assert result.stderr == f"error: {path}: cannot write it ({tmp_path / 'afile'} is a " \
             "file, not a folder)\n"
+
+
+def test_the_cost_figure_of_runs_without_model_costs_says_so_instead_of_piling_labels() -> None:
+    from restbench.reports.figures import ms_vs_cost
+
+    free = [{"generator": g, "model": "-", "service": "all", "variant": "precise", "ms": 0.5,
+             "cost_usd": 0.0, "run": "r"} for g in ("golden", "status-oracle")]
+    spec = ms_vs_cost(free, with_run=False)
+    assert spec["data"] == []
+    assert spec["layout"]["annotations"][0]["text"] == \
+        "no row has a model cost (its generators call no LLM)"
+    paid = [dict(free[0], cost_usd=0.01), free[1]]
+    assert len(ms_vs_cost(paid, with_run=False)["data"]) == 1

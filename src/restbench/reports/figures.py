@@ -89,6 +89,8 @@ def ms_vs_cost(rows: Sequence[dict[str, Any]], with_run: bool) -> dict[str, Any]
     rows = headline_rows(rows)
     if not rows:
         return _empty(title, "no scores")
+    if not any(r.get("cost_usd") for r in rows):  # every label would sit on one point
+        return _empty(title, "no row has a model cost (its generators call no LLM)")
     figure = go.Figure()
     for variant in sorted({r["variant"] for r in rows}):
         chosen = [r for r in rows if r["variant"] == variant]

@@ -139,11 +139,11 @@
         const mutants = (DATA.requirements[key] || {}).mutants || [];
         const killed = [...cells].filter((c) => c === "K").length;
         return el("div", {class: "matrix-row"},
-          el("a", {class: "req", "data-key": key, onclick: () => openRequirement(key)},
-            service + "/" + requirement),
+          el("a", {class: "req", "data-key": key, href: "#drilldown",
+            onclick: () => openRequirement(key)}, service + "/" + requirement),
           el("span", {class: "cells"}, [...cells].map((c, i) => el("span", {
             class: "cell " + c, title: ((mutants[i] || {}).id || "mutant " + (i + 1)) + ": " +
-              CELL_NAMES[c]}))),
+              CELL_NAMES[c], onclick: () => openRequirement(key)}))),
           el("span", {class: "hint"}, killed + "/" + cells.length));
       }));
     }
@@ -160,7 +160,7 @@
       const needle = filter.value.toLowerCase();
       fill(list, ...entries.filter(([key, r]) => !needle ||
         (key + " " + r.title).toLowerCase().includes(needle)).map(([key, r]) =>
-        el("div", {}, el("a", {class: "req-link", "data-key": key,
+        el("div", {}, el("a", {class: "req-link", "data-key": key, href: "#drilldown",
           onclick: () => openRequirement(key)},
         (DATA.runs.length > 1 ? r.run + ": " : "") + r.service + "/" + r.id),
         " " + r.title + " (" + r.mutants.length + " mutants)")));
@@ -201,15 +201,20 @@
         "first " + exchanges.length + " of " + total + " exchanges") : null);
   }
 
+  // A reason's lines on one line: Node's assertion says what differed on its third line.
+  function oneLine(text) {
+    return text.split("\n").map((line) => line.trim()).filter(Boolean).join(" ");
+  }
+
   function executionBlock(execution) {
     const open = execution.kind === "original";
     return el("details", {class: "execution", open: open},
       el("summary", {}, execution.implementation + " (" + execution.kind + "): ",
         outcomeSpan(execution.outcome), " " + execution.duration_s.toFixed(2) + " s ",
-        execution.reason ? el("span", {class: "hint"}, execution.reason.split("\n")[0]) : null),
+        execution.reason ? el("span", {class: "hint"}, oneLine(execution.reason)) : null),
       el("h5", {}, "HTTP exchanges"), exchangesTable(execution.exchanges,
         execution.exchanges_total),
-      el("h5", {}, "pytest output"), el("pre", {class: "output"}, execution.output || ""));
+      el("h5", {}, "test output"), el("pre", {class: "output"}, execution.output || ""));
   }
 
   function roundsBlock(details) {
@@ -222,7 +227,7 @@
         el("summary", {}, "round " + r.round + ": ", outcomeSpan(r.outcome),
           " · verdict " + (r.verdict || "none") + (r.reason ? " · " + r.reason : "")),
         el("h5", {}, "code"), el("pre", {}, r.code || ""),
-        el("h5", {}, "pytest output"), el("pre", {}, r.output || ""),
+        el("h5", {}, "test output"), el("pre", {}, r.output || ""),
         el("h5", {}, "HTTP trace the judge saw"), el("pre", {}, r.trace || ""))));
   }
 
@@ -254,7 +259,7 @@
             el("th", {class: "text"}, h))),
           executions.map((e) => el("tr", {}, el("td", {class: "text"}, e.implementation),
             el("td", {class: "text"}, e.kind), el("td", {class: "text"}, outcomeSpan(e.outcome)),
-            el("td", {class: "text"}, (e.reason || "").split("\n")[0].slice(0, 160)))))
+            el("td", {class: "text"}, oneLine(e.reason || "").slice(0, 160)))))
           : el("p", {class: "hint"}, "not executed"),
         executions.map(executionBlock));
     });
@@ -285,6 +290,7 @@
       el("h3", {}, "Tests (" + tests.length + ")"),
       tests.length ? tests.map((t) => testBlock(t, chunk, requirement)) :
         el("p", {}, "no tests for this requirement"));
+    section.scrollIntoView();  // again: filled, it is long enough to start at the top
   }
 
   // ---- agent-eval and grade ---------------------------------------------------------------
