@@ -169,6 +169,26 @@ def test_a_missing_postgres_installation_is_a_one_line_error(
     assert "\n" not in message and "initdb" in message and "--db postgresql://" in message
 
 
+def test_missing_postgres_programs_are_told_before_anything_starts(tmp_path: Path) -> None:
+    """Before: validate drew its progress bar first, and run left a results.sqlite3 behind
+    that `report` then called an unfinished run."""
+    empty = tmp_path / "no-programs"
+    empty.mkdir()
+    env = {**os.environ, "RESTBENCH_POSTGRES_BIN": str(empty)}
+    expected = [(f"error: RESTBENCH_POSTGRES_BIN={empty}: no initdb, pg_ctl, postgres there "
+                 "(it names the folder holding initdb, pg_ctl and postgres)")]
+    for command in (["validate", "-s", "fullstack", "-R", "FS-01"],
+                    ["run", "-s", "fullstack", "-R", "FS-01", "-g", "golden", "-o",
+                     str(tmp_path / "out")],
+                    ["serve", "fullstack", "--port", "0"]):
+        result = subprocess.run([sys.executable, "-m", "restbench.cli", *command, "--db",
+                                 "postgres"], capture_output=True, text=True, env=env,
+                                timeout=120, check=False)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert result.stderr.splitlines() == expected, (command, result.stderr)
+    assert not (tmp_path / "out").exists()
+
+
 def _command_line(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
 

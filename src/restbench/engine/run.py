@@ -43,7 +43,12 @@ from restbench.runners.setup import ToolMissing
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
-from restbench.serving.databases import Database, DatabaseChoice, require_support
+from restbench.serving.databases import (
+    Database,
+    DatabaseChoice,
+    check_database_tools,
+    require_support,
+)
 from restbench.serving.memory_folders import memory_root
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
@@ -165,6 +170,7 @@ class _Runner:
         self.services = resolve_services(config.services)
         self.database = DatabaseChoice.parse(config.database)
         self._choose_services_for_database()
+        check_database_tools(self.database)  # before the store is made in the output folder
         self.services = select_requirements(self.services, config.requirements)
         for service in self.services:
             check_edits(service)

@@ -27,7 +27,7 @@ from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
-from restbench.serving.databases import DatabaseChoice, require_support
+from restbench.serving.databases import DatabaseChoice, check_database_tools, require_support
 from restbench.wording import counted
 
 NOT_JUDGED = "its runs on the mutants and benign variants were not judged"
@@ -138,6 +138,8 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
     `services`, the launcher starts while the workers do. With `mark_reach`, the original's
     servers tell which edits each test never reached (what `execute_all=False` needs)."""
     database = DatabaseChoice.parse(database)
+    if ray is None:  # on a cluster, each node starts its own
+        check_database_tools(database)
     with scratch_folder("restbench-validate-") as scratch:
         if ray is not None:
             from restbench.cluster import open_ray_backend  # Ray is imported only when asked for

@@ -30,7 +30,12 @@ from restbench.serving.memory_folders import (
     release,
 )
 from restbench.serving.originals import SQLITE_FILE
-from restbench.serving.postgres import PostgresError, ThrowawayPostgres
+from restbench.serving.postgres import (
+    PostgresError,
+    ThrowawayPostgres,
+    find_programs,
+    server_account,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL
@@ -255,9 +260,19 @@ class PostgresDatabases:
                 self._throwaway = None
 
 
+def check_database_tools(database: DatabaseChoice) -> None:
+    """What a throwaway PostgreSQL server needs (its programs, an account to run them as),
+    looked for now: missing, it is one line before anything starts (progress bars, a run's
+    store), not at the first server's start."""
+    if database.kind is Database.POSTGRESQL and database.url is None:
+        find_programs()
+        server_account()
+
+
 def open_databases(database: DatabaseChoice) -> ServerDatabases:
     if database.kind is Database.SQLITE:
         return SqliteDatabases()
+    check_database_tools(database)
     databases = PostgresDatabases(database.url)
     if database.url is not None:
         # A user's server: an unreachable host or a wrong password is told now, before the
@@ -338,5 +353,6 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "ServerDatabases", "open_databases",
+__all__ = ["DatabaseChoice", "DatabaseError", "PostgresError", "ServerDatabases",
+           "check_database_tools", "open_databases",
            "require_support"]

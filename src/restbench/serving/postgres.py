@@ -48,6 +48,7 @@ from restbench.serving.memory_folders import (
 PROGRAMS = ("initdb", "pg_ctl", "postgres")
 FOLDER_PREFIX = "restbench-pg-"
 DEBIAN_PROGRAM_DIRS = Path("/usr/lib/postgresql")
+PROGRAMS_VARIABLE = "RESTBENCH_POSTGRES_BIN"  # the programs' folder, when not the one found
 SERVER_ACCOUNT = "postgres"
 SUPERUSER = "postgres"
 START_TIMEOUT_S = 90.0
@@ -73,7 +74,15 @@ class PostgresError(RestbenchError):
 
 
 def find_programs() -> Path:
-    """The folder holding initdb, pg_ctl and postgres: from PATH, else Debian's newest."""
+    """The folder holding initdb, pg_ctl and postgres: $RESTBENCH_POSTGRES_BIN when set (and
+    only there), else from PATH, else Debian's newest."""
+    chosen = os.environ.get(PROGRAMS_VARIABLE)
+    if chosen:
+        missing = [p for p in PROGRAMS if not os.access(Path(chosen) / p, os.X_OK)]
+        if missing:
+            raise PostgresError(f"{PROGRAMS_VARIABLE}={chosen}: no {', '.join(missing)} there "
+                                "(it names the folder holding initdb, pg_ctl and postgres)")
+        return Path(chosen)
     candidates = []
     on_path = shutil.which("initdb")
     if on_path:
@@ -321,7 +330,9 @@ class ThrowawayPostgres:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "restbench.serving.postgres"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            env=clean_environment(TMPDIR=tempfile.gettempdir(), **passed_on()),
+            env=clean_environment(TMPDIR=tempfile.gettempdir(), **passed_on(),
+                                  **{name: value for name in (PROGRAMS_VARIABLE,)
+                                     if (value := os.environ.get(name))}),
             start_new_session=True)
         assert self._process.stdout is not None
         line = self._process.stdout.readline()
