@@ -1,7 +1,9 @@
-"""Why a path cannot be made: the one question the store and the report writers share."""
+"""Why a path cannot be made or written: questions the store and the writers of results share."""
 
 from __future__ import annotations
 
+import os
+import pwd
 from pathlib import Path
 
 
@@ -9,3 +11,21 @@ def file_in_the_way(path: Path) -> Path | None:
     """The file that stands where a folder above `path` should be, if any (then no folder can be
     made for `path`: `mkdir` says only "Not a directory")."""
     return next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+
+
+_EFFECTIVE = os.access in os.supports_effective_ids  # the ids a write is checked with
+
+
+def not_writable(path: Path) -> str | None:
+    """Why this process cannot write the existing file `path` (None when it can): read-only,
+    or another user's."""
+    if not path.exists() or os.access(path, os.W_OK, effective_ids=_EFFECTIVE):
+        return None
+    owner = path.stat().st_uid
+    if owner != os.geteuid():
+        try:
+            name = pwd.getpwuid(owner).pw_name
+        except KeyError:
+            name = f"uid {owner}"
+        return f"the file belongs to {name}, and this user may not write it"
+    return "the file is read-only"

@@ -312,7 +312,11 @@ def test_serve_on_a_host_that_is_not_this_machine(host: str, reason: str, tmp_pa
     (["serve"], "error: Missing argument 'SERVICE'. ("),
     (["run", "-V", "nope"], "error: Invalid value for '-V' / '--variant': 'nope' is not one of"),
     (["nosuchcommand"], "error: No such command 'nosuchcommand'. ("),
-], ids=["option", "argument", "choice", "command"])
+    # before: "'abc' is not a valid integer range", click's name for the option's type
+    (["validate", "--repeat", "abc"],
+     "error: Invalid value for '--repeat': 'abc' is not a whole number. ("),
+    (["run", "--timeout", "x"], "error: Invalid value for '--timeout': 'x' is not a number. ("),
+], ids=["option", "argument", "choice", "command", "whole-number", "number"])
 def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:
     """Before: click's four lines (usage, hint, an empty line, `Error: ...`)."""
     message = one_line_error(restbench(*args, timeout=60))

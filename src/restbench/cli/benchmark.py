@@ -45,6 +45,7 @@ from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
 from restbench.llm.config import CONFIG_ENV
 from restbench.llm.prices import usd
+from restbench.paths import not_writable
 from restbench.reports import score_table, validation_table, write_results
 from restbench.reports.export import SCORE_FILES, total_cost
 from restbench.reports.summary import generation_failure_summary
@@ -280,9 +281,8 @@ def _check_score_files(output_dir: Path) -> None:
         if path.is_dir():
             raise RestbenchError(f"{path}: is a folder; the run writes its scores there: move "
                                  "it away, or choose another --output-dir")
-        if path.exists() and not os.access(path, os.W_OK):
-            raise RestbenchError(f"{path}: cannot write the run's scores there: the file is "
-                                 "read-only")
+        if (why := not_writable(path)) is not None:
+            raise RestbenchError(f"{path}: cannot write the run's scores there: {why}")
 
 
 @main.command()

@@ -170,11 +170,17 @@ class _OneLineUsageErrors(click.Group):
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
             hint = f"'{exc.ctx.command_path} -h'" if exc.ctx is not None else "-h"
-            fail(f"{' '.join(exc.format_message().split())} ({hint} for help)",
-                 code=exc.exit_code)
+            message = " ".join(exc.format_message().split())
+            for said, meant in _RANGE_WORDS:  # click's name of the type, not of the value
+                message = message.replace(said, meant)
+            fail(f"{message} ({hint} for help)", code=exc.exit_code)
         except click.ClickException as exc:
             fail(" ".join(exc.format_message().split()), code=exc.exit_code)
         sys.exit(0)
+
+
+_RANGE_WORDS = (("is not a valid integer range", "is not a whole number"),
+                ("is not a valid float range", "is not a number"))
 
 
 @click.group(cls=_OneLineUsageErrors, context_settings={"help_option_names": ["-h", "--help"]})

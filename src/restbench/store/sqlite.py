@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench.errors import RestbenchError
-from restbench.paths import file_in_the_way
+from restbench.paths import file_in_the_way, not_writable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -132,8 +132,8 @@ def _unwritable(path: Path) -> str | None:
         return f"{path}: is a folder, not a result store"
     if not os.access(path.parent, os.W_OK | os.X_OK):  # WAL keeps two files beside the store
         return f"{path}: cannot write the result store: {path.parent} is not writable"
-    if path.exists() and not os.access(path, os.W_OK):
-        return f"{path}: cannot write the result store: the file is read-only"
+    if (why := not_writable(path)) is not None:
+        return f"{path}: cannot write the result store: {why}"
     return None
 
 
