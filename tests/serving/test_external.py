@@ -222,27 +222,10 @@ async def _reset_by_command(notes: Path, tmp_path: Path) -> None:
 
 def test_serve_stops_with_one_line_when_the_service_process_dies(notes: Path) -> None:
     """Before: serve went on, its proxy answering 502 to every request."""
-    import os
-    import signal
+    from tests.cli_helpers import serve_until_its_child_is_killed
 
-    from tests.cli_helpers import start_interruptible
-    from tests.process_helpers import live_children
-
-    serve = start_interruptible("serve", notes, "--port", "0")
-    try:
-        assert serve.stdout is not None and serve.stderr is not None
-        announced = serve.stdout.readline()  # serve's address line, once it serves
-        assert " at http://127.0.0.1:" in announced, announced + serve.stderr.read()
-        (node,) = [pid for pid in live_children(serve.pid)
-                   if b"node" in Path(f"/proc/{pid}/cmdline").read_bytes()]
-        os.kill(node, signal.SIGKILL)
-        serve.wait(timeout=30)
-        errors = [line for line in serve.stderr.read().splitlines() if line.startswith("error")]
-    finally:
-        if serve.poll() is None:
-            serve.kill()
-            serve.wait()
-    assert serve.returncode == 2
+    status, errors = serve_until_its_child_is_killed(notes, "--port", "0", marker=b"node")
+    assert status == 2
     assert len(errors) == 1 and errors[0].startswith(
         "error: notes original exited (status -9) while served; its log ends: "), errors
 

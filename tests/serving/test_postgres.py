@@ -23,9 +23,8 @@ from restbench.benchmark import resolve_services
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
-from tests.cli_helpers import restbench, start_interruptible
+from tests.cli_helpers import restbench, serve_until_its_child_is_killed
 from tests.postgres_helpers import needs_postgres
-from tests.process_helpers import live_children
 
 
 def _postmaster_pid(socket_dir: Path) -> int:
@@ -189,10 +188,6 @@ def test_missing_postgres_programs_are_told_before_anything_starts(tmp_path: Pat
     assert not (tmp_path / "out").exists()
 
 
-def _command_line(pid: int) -> str:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-
-
 def _kill_supervisor(server: ThrowawayPostgres) -> None:
     supervisor = server._process
     assert supervisor is not None
@@ -238,20 +233,8 @@ def test_a_killed_supervisors_folder_goes_with_the_next_run_a_live_ones_stays(
 
 @needs_postgres
 def test_serve_stops_with_one_line_when_its_postgres_server_dies(own_memory: Path) -> None:
-    serve = start_interruptible("serve", "fullstack", "--db", "postgres", "--port", "0")
-    try:
-        assert serve.stdout is not None and serve.stderr is not None
-        announced = serve.stdout.readline()  # serve's address line, once it serves
-        assert " at http://127.0.0.1:" in announced, announced + serve.stderr.read()
-        supervisor = next(pid for pid in live_children(serve.pid)
-                          if "restbench.serving.postgres" in _command_line(pid))
-        os.kill(supervisor, signal.SIGKILL)
-        serve.wait(timeout=30)
-        errors = [line for line in serve.stderr.read().splitlines() if line.startswith("error")]
-    finally:
-        if serve.poll() is None:
-            serve.kill()
-            serve.wait()
-    assert serve.returncode == 2
+    status, errors = serve_until_its_child_is_killed("fullstack", "--db", "postgres", "--port",
+                                                     "0", marker=b"restbench.serving.postgres")
+    assert status == 2
     assert errors == [("error: the throwaway PostgreSQL server stopped (its supervisor process "
                        "exited); serve stopped with it")]
