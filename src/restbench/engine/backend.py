@@ -115,6 +115,7 @@ class LocalBackend:
         self._lanes: list[_Lane] = []
         self._replicas = itertools.count()
         self._closed = False
+        self._originals_down: dict[str, ServiceStartError] = {}  # by service name
 
     @property
     def size(self) -> int:
@@ -338,8 +339,21 @@ class LocalBackend:
             await _seed_state(lane.server, job.reset_first)
 
     async def _start(self, job: Job) -> RunningServer:
+        implementation = job.implementation
+        service = implementation.service.name
+        down = self._originals_down.get(service)
+        if down is not None and implementation.id != ORIGINAL:
+            # Its edit of an original that does not start would not either: trying would cost
+            # each a full start timeout (a ready route that never answers, an app that hangs).
+            raise ServiceStartError(f"{service} {implementation.id} not started: the original "
+                                    f"did not start ({down})")
         self.starts += 1
-        return await self.pool.start(job.implementation, next(self._replicas))
+        try:
+            return await self.pool.start(implementation, next(self._replicas))
+        except ServiceStartError as exc:
+            if implementation.id == ORIGINAL:
+                self._originals_down[service] = exc
+            raise
 
     def _fail_queue(self, key: _Key, entry: _Entry, error: ServiceStartError) -> None:
         """The implementation cannot start: its queued jobs are not run, their callers learn

@@ -333,6 +333,7 @@ async def _wait_ready(server: ExternalServer, upstream: str, name: str) -> None:
     # the harness's event loop for every server started).
     async with httpx.AsyncClient(base_url=upstream, trust_env=False, verify=False,
                                  timeout=2.0) as client:
+        answered = "no answer"  # what the ready route last gave
         while True:
             if server.process.returncode is not None:
                 raise ServiceStartError(f"{name} did not start: {' '.join(start.command)} exited "
@@ -342,8 +343,10 @@ async def _wait_ready(server: ExternalServer, upstream: str, name: str) -> None:
                 response = await client.request(ready.method, ready.path)
                 if response.status_code == 200:
                     return
+                answered = f"last answered {response.status_code}"
             if loop.time() > deadline:
                 raise ServiceStartError(f"{name} did not start: {start.ready} did not answer 200 "
-                                        f"within {start.timeout_s:g} s; log: "
+                                        f"within {start.timeout_s:g} s ({answered}; the "
+                                        f"[start] ready route of service.toml); log: "
                                         f"{server.log_tail()}")
             await asyncio.sleep(0.02)
