@@ -14,7 +14,11 @@ from pathlib import Path
 from rich.console import Console
 
 from restbench.benchmark import load_service
-from restbench.engine.validate import ValidationReport, validate_service
+from restbench.engine.validate import (
+    ValidationReport,
+    open_validation_backend,
+    validate_service,
+)
 from restbench.reports import validation_table
 from tests.cli_helpers import start_interruptible
 from tests.process_helpers import processes_mentioning
@@ -82,6 +86,35 @@ def test_an_original_that_hangs_at_import_is_one_problem_after_the_start_limit(
     assert "did not finish importing and warming up within 30 s" in report.problems[0]
     assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
     assert report.executions == 0
+
+
+STARTUP_HANG = """
+    @app.on_event("startup")
+    def wait_for_the_cache() -> None:
+        import time
+        time.sleep(100000)
+"""
+
+
+def test_a_server_stuck_in_its_startup_is_named_by_its_line_and_stops_the_others(
+        mini_service: Path) -> None:
+    """Before: "no answer within 30 s", nothing about where, and each mutant and benign variant
+    waited its own 30 s (210 s for a small service)."""
+    main = mini_service / "app" / "main.py"
+    anchor = '    app.state.counters = {"a": 1}\n'
+    main.write_text(main.read_text().replace(anchor, anchor + STARTUP_HANG, 1))
+    service = load_service(mini_service)
+
+    async def validate() -> tuple[ValidationReport, int]:
+        async with open_validation_backend(workers=1, services=[service]) as backend:
+            report = await validate_service(service, backend=backend)
+            return report, backend.starts  # type: ignore[attr-defined]
+
+    report, starts = asyncio.run(validate())
+    assert starts == 1  # the original's: one start limit (30 s), not one per implementation
+    assert report.problems == [(
+        "mini original did not start: not started within 30 s (its import, create_app or "
+        f"startup did not finish) at {main}:13 (and so did 4 mutants and benign variants)")]
 
 
 def _stuck_validate(service: Path, memory: Path) -> subprocess.Popen[str]:

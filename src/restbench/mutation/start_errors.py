@@ -34,12 +34,18 @@ def start_failure(name: str, error: str, log_text: str, copy_root: Path,
     """One line: what failed to start, the error, and where in the user's files it was raised
     (the innermost frame in the service's code; a SyntaxError's own file and line)."""
     where = ""
+    # A traceback lists the innermost frame last; a stack dumped for a start out of time
+    # (faulthandler's "most recent call first") lists it first.
+    innermost_first = False
     for line in log_text.splitlines():
+        if "(most recent call first)" in line:
+            innermost_first, where = True, ""
+            continue
         frame = _FRAME.match(line)
         if frame is None:
             continue
         mapped = _user_file(frame["file"], copy_root, implementation)
-        if mapped is not None:
+        if mapped is not None and not (innermost_first and where):
             where = f"{mapped}:{frame['line']}"
     error = " ".join(error.split())
     # The error text itself may name the copy (a SyntaxError's filename): name the user's file.

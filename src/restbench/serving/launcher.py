@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import gc
 import io
 import json
@@ -79,6 +80,8 @@ POSTGRES_FLAG = "--postgres"
 SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = 30.0
+STACK_SIGNAL = signal.SIGUSR1  # a start out of time: its stack to its log, then SIGKILL
+STACK_WAIT_S = 0.3
 SERVER_LOG_LEVEL = "warning"
 
 _originals: dict[str, originals.Original] = {}
@@ -138,6 +141,9 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     os.dup2(devnull, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    # A start that does not finish in time gets SIGUSR1 first: where it is stuck goes to its log
+    # (the import, create_app or the app's startup), and from there into the start error.
+    faulthandler.register(STACK_SIGNAL, file=sys.stderr, all_threads=False)
     sys.dont_write_bytecode = True
     switch = originals.FULL
     try:
@@ -432,8 +438,12 @@ def _begin_start(request: dict[str, Any]) -> _Starting:
 def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
     os.close(starting.read_fd)
     if timed_out:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(starting.pid, STACK_SIGNAL)
+            time.sleep(STACK_WAIT_S)
         _stop(starting.pid)
-        report: dict[str, Any] = {"error": f"no answer within {START_TIMEOUT_S:.0f} s"}
+        report: dict[str, Any] = {"error": f"not started within {START_TIMEOUT_S:.0f} s (its "
+                                  "import, create_app or startup did not finish)"}
     else:
         try:
             report = json.loads(b"".join(starting.chunks) or b"{}") \
