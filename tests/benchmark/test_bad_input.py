@@ -316,7 +316,14 @@ def test_serve_on_a_host_that_is_not_this_machine(host: str, reason: str, tmp_pa
     (["validate", "--repeat", "abc"],
      "error: Invalid value for '--repeat': 'abc' is not a whole number. ("),
     (["run", "--timeout", "x"], "error: Invalid value for '--timeout': 'x' is not a number. ("),
-], ids=["option", "argument", "choice", "command", "whole-number", "number"])
+    # before: a traceback (NOT NULL constraint failed: executions.duration_s)
+    (["run", "--timeout", "nan"],
+     "error: Invalid value for '--timeout': 'nan' is not a finite number ("),
+    # before: accepted, and the gate never failed (nan compares false)
+    (["compare", "a", "b", "--fail-below", "nan"],
+     "error: Invalid value for '--fail-below': 'nan' is not a finite number ("),
+], ids=["option", "argument", "choice", "command", "whole-number", "number", "nan-timeout",
+        "nan-gate"])
 def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:
     """Before: click's four lines (usage, hint, an empty line, `Error: ...`)."""
     message = one_line_error(restbench(*args, timeout=60))

@@ -15,6 +15,7 @@ from restbench.benchmark import Service, Variant, resolve_services
 from restbench.benchmark.selection import select_requirements
 from restbench.cli.common import (
     DEFAULT_GENERATORS,
+    FiniteFloat,
     console,
     database_option,
     errors,
@@ -220,7 +221,7 @@ async def _repeat_one(service: Service, repeat: int, database: str,
               help="Run every test on every mutant, also where its run on the original never "
                    "reached the code the mutant changes (by default such a run is not made: "
                    "the test passes there as on the original).")
-@click.option("--generation-timeout", "generation_timeout_s", type=click.FloatRange(min=1),
+@click.option("--generation-timeout", "generation_timeout_s", type=FiniteFloat(min=1),
               default=None, metavar="SECONDS",
               help="Time limit of one generation, not counting its waits for a free model "
                    "slot; one out of time is a failed generation, tried again by a rerun. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -179,6 +180,18 @@ class _OneLineUsageErrors(click.Group):
         sys.exit(0)
 
 
+class FiniteFloat(click.FloatRange):
+    """A number of at least `min`; `nan` and `inf`, which float() and click's ranges take, are
+    refused (nan compares false with any bound: `--fail-below nan` turned the gate off)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 _RANGE_WORDS = (("is not a valid integer range", "is not a whole number"),
                 ("is not a valid float range", "is not a number"))
 
@@ -233,7 +246,7 @@ llm_config_option = click.option(
     "--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
     help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, else "
          "./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
-timeout_option = click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=30.0,
+timeout_option = click.option("--timeout", "timeout_s", type=FiniteFloat(min=1), default=30.0,
                               show_default=True, help="Time limit of one test execution (s).")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from restbench.cli.common import (
+    FiniteFloat,
     console,
     database_option,
     fail,
@@ -49,7 +50,7 @@ from restbench.errors import RestbenchError
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Cases in parallel, each on its own copy of the service.")
 @database_option
-@click.option("--case-timeout", "case_timeout_s", type=click.FloatRange(min=1), default=300.0,
+@click.option("--case-timeout", "case_timeout_s", type=FiniteFloat(min=1), default=300.0,
               show_default=True, help="Seconds an agent may take for one case before it fails.")
 @click.option("--fresh", is_flag=True,
               help="Run every case, also those that results.json in --results-dir holds "

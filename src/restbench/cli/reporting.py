@@ -9,6 +9,7 @@ import click
 from rich.markup import escape
 
 from restbench.cli.common import (
+    FiniteFloat,
     console,
     errors,
     main,
@@ -47,7 +48,7 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
               type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="Also write the comparison as Markdown (for a pull-request comment); "
                    "'-' prints it.")
-@click.option("--fail-below", type=click.FloatRange(min=0), default=None, metavar="DELTA",
+@click.option("--fail-below", type=FiniteFloat(min=0), default=None, metavar="DELTA",
               help="Exit 1 when NEW's MS is below BASE's by more than DELTA percentage points "
                    "in any row, when NEW lacks a row of BASE, or when no row matches.")
 def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float | None) -> None:
