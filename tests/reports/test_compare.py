@@ -3,6 +3,7 @@ that differ in one test file, which kills one more mutant in the second run."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +83,29 @@ def test_compare_refuses_a_folder_without_scores(runs: dict[str, Path], tmp_path
     assert result.returncode == 2
     assert f"{tmp_path}: no scores.json" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("table", "key", "value", "wanted"), [
+    ("scores", "ms", "high", "a number or null"),
+    ("requirements", "killed", "lots", "a number or null"),
+    ("requirements", "valid", "yes", "true or false"),
+])
+def test_a_scores_json_with_a_value_of_the_wrong_type_is_one_line(
+        runs: dict[str, Path], tmp_path: Path, table: str, key: str, value: str,
+        wanted: str) -> None:
+    """Before: compare and report ended in a TypeError or ValueError traceback."""
+    edited = tmp_path / "edited"
+    shutil.copytree(runs["new"], edited)
+    scores = json.loads((edited / "scores.json").read_text())
+    scores[table][0][key] = value
+    (edited / "scores.json").write_text(json.dumps(scores))
+    expected = (f"error: {edited / 'scores.json'}: {table}[0].{key} must be {wanted}, not "
+                f"{value!r}")
+    for command in (("compare", runs["base"], edited), ("report", edited, "-o",
+                                                        tmp_path / "r.html")):
+        result = restbench(*command)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip().splitlines()[-1] == expected, result.stderr
 
 
 @pytest.fixture(scope="module")

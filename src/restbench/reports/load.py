@@ -155,11 +155,40 @@ def load_scores(path: Path) -> dict[str, Any]:
             or not isinstance(data.get("requirements"), list):
         raise ResultsError(f"{file}: no 'scores' and 'requirements' lists")
     for index, row in enumerate(data["scores"]):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{file}: scores[{index}] is not an object")
         missing = [k for k in ("generator", "model", "service", "variant", "ms", "mutants")
                    if k not in row]
         if missing:
             raise ResultsError(f"{file}: scores[{index}] lacks {', '.join(missing)}")
+        _check_types(file, f"scores[{index}]", row)
+    for index, row in enumerate(data["requirements"]):
+        if not isinstance(row, dict):
+            raise ResultsError(f"{file}: requirements[{index}] is not an object")
+        _check_types(file, f"requirements[{index}]", row)
     return data
+
+
+_TEXT_KEYS = {"generator", "model", "service", "variant", "requirement", "killed_mutants"}
+_FLAG_KEYS = {"valid"}
+
+
+def _check_types(file: Path, where: str, row: dict[str, Any]) -> None:
+    """Names are text, `valid` true or false, everything else a number or null: what compare
+    and report compute with (a hand-edited "ms": "high" was a traceback)."""
+    for key, value in row.items():
+        if key in _TEXT_KEYS:
+            fine = isinstance(value, str)
+            wanted = "text"
+        elif key in _FLAG_KEYS:
+            fine = isinstance(value, bool)
+            wanted = "true or false"
+        else:
+            fine = value is None or (isinstance(value, int | float)
+                                     and not isinstance(value, bool))
+            wanted = "a number or null"
+        if not fine:
+            raise ResultsError(f"{file}: {where}.{key} must be {wanted}, not {value!r:.40}")
 
 
 def _last_config(db: sqlite3.Connection, store: Path, problems: list[str]) -> dict[str, Any]:
