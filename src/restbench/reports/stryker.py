@@ -83,6 +83,22 @@ def _mutant(service: Service, mutant: Mutant, requirement: str, source: str,
     return entry | {"status": "Survived"}
 
 
+# The schema's language names for a source file, by its ending (what the viewer highlights).
+_LANGUAGES = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+              ".ts": "typescript", ".java": "java", ".cs": "csharp", ".scala": "scala",
+              ".php": "php", ".html": "html", ".vue": "vue", ".svelte": "svelte"}
+_TEST_SUFFIXES = {"pytest": ".py", "node": ".test.mjs", "newman": ".postman_collection.json"}
+
+
+def _language(file: str) -> str:
+    return _LANGUAGES.get(Path(file).suffix, Path(file).suffix.lstrip(".") or "text")
+
+
+def _test_suffix(test: Test) -> str:
+    """The file ending of the test's kind (its runner, kept in the generation's details)."""
+    return _TEST_SUFFIXES.get(str(test.details.get("runner", "pytest")), ".txt")
+
+
 def stryker_report(run: RunResults, generator: str, model: str, variant: str,
                    repetition: int = 0) -> dict[str, Any]:
     tests = {(t.service, t.requirement): t for t in run.tests
@@ -100,11 +116,12 @@ def stryker_report(run: RunResults, generator: str, model: str, variant: str,
                 key = f"{service_name}/{mutant.file}"
                 if key not in files:
                     source = (service.root / mutant.file).read_text(encoding="utf-8")
-                    files[key] = {"language": "python", "source": source, "mutants": []}
+                    files[key] = {"language": _language(mutant.file), "source": source,
+                                  "mutants": []}
                 files[key]["mutants"].append(
                     _mutant(service, mutant, requirement.id, files[key]["source"], test))
             if test is not None and test.status == "ok":
-                test_files[f"{_test_id(test)}.py"] = {
+                test_files[f"{_test_id(test)}{_test_suffix(test)}"] = {
                     "source": test.code,
                     "tests": [{"id": _test_id(test), "name": f"{requirement.id}: "
                                f"{requirement.title}"}]}
