@@ -307,6 +307,28 @@ def test_prompts_cut_to_fit_are_told_once_per_generator_and_model(
     assert any(prompt["cuts"] for prompt in prompts)
 
 
+def test_a_revision_without_code_keeps_the_last_draft_as_the_test(
+        tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer]) -> None:
+    """Before: the generation failed, throwing away a draft that ran; the README says the last
+    draft is the test, as at the round limit."""
+    def script(request: dict[str, Any]) -> str:
+        if is_judge(request):
+            return "REFINE\nCheck more."
+        if len(request["messages"]) > 2:  # the revision asked for
+            return "I think the test is fine as it is."
+        return scripted_test(request)
+
+    endpoint(script)
+    result = refine_run(tmp_path, rounds=3)
+    assert result.counts["generation_failures"] == 0
+    (row,) = result.rows
+    assert row.score.ms == pytest.approx(1 / 3)  # the first drafts are the tests, as single-step's
+    record = refine_details(tmp_path)[("MINI-01", "original")]
+    assert record["stopped"] == "revision without a test"
+    assert record["revision_error"].startswith("round 2: ")
+    assert [r["verdict"] for r in record["rounds"]] == ["REFINE"]
+
+
 def test_a_cut_off_verdict_is_paid_once_and_no_verdict_fails_the_generation(
         tmp_path: Path, endpoint: Callable[[Any], FakeLLMServer]) -> None:
     """Before: a judge answer cut off at the token limit was counted twice, and a judge that

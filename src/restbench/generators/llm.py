@@ -240,6 +240,8 @@ class RefineGenerator:
         rounds = [_Round(1, first.code, cost=first.cost,
                          prompts={"writer": first.details.get("prompt")})]
 
+        unrevised = ""  # why the last revision asked for gave no draft
+
         def failure(message: str, stop: str = "error") -> GenerationFailure:
             return GenerationFailure(message, total, self._details(rounds, stop))
 
@@ -283,19 +285,25 @@ class RefineGenerator:
             except GenerationFailure as exc:
                 raise failure(f"round {current.number + 1}: {exc}") from None
             except CutOffAnswer as exc:
+                # The writer answered, but no revision came of it: the last draft is the test,
+                # as at the round limit (the answer is not stored; a rerun asks again).
                 total += _cost(exc.result)
-                raise failure(f"round {current.number + 1}: {exc}", "token limit") from None
+                stop, unrevised = "revision cut off", f"round {current.number + 1}: {exc}"
+                break
             except LLMError as exc:
                 raise failure(str(exc)) from None
             total += _cost(answer)
             try:
                 code = _code(answer, self.language)
             except NoCodeError as exc:
-                raise failure(f"round {current.number + 1}: {exc}") from None
+                stop, unrevised = "revision without a test", f"round {current.number + 1}: {exc}"
+                break
             rounds.append(_Round(current.number + 1, code, cost=_cost(answer),
                                  prompts={"writer": fitted.record(self.openapi_mode)}))
-        return GeneratedTest(rounds[-1].code, total, self._details(rounds, stop),
-                             runner=self.language.runner)
+        details = self._details(rounds, stop)
+        if unrevised:
+            details["revision_error"] = unrevised
+        return GeneratedTest(rounds[-1].code, total, details, runner=self.language.runner)
 
     def _plans(self, task: GenerationTask, with_trace: bool) -> list[PromptPlan]:
         return plans(task.openapi, list(task.operations), self.openapi_mode, with_trace)
