@@ -168,10 +168,22 @@ def test_results_map_to_pass_fail_error_as_pytest_s_do(tmp_path: Path) -> None:
     assert "failed outside its tests" in outcome["js_syntax"].reason
     assert outcome["js_no_test"].reason == "no test ran"
     assert outcome["js_skipped"].reason == "every test was skipped"
-    assert outcome["js_loops"].reason == "timed out"
+    assert outcome["js_loops"].reason == "time limit (8 s, --timeout) reached: timed out"
     assert outcome["pm_no_answer"].reason.startswith("x (request) (call): Error: connect")
     assert "ReferenceError" in outcome["pm_script_error"].reason
     assert outcome["pm_no_assertion"].reason == "no test ran"
+
+
+def test_a_javascript_test_that_fills_its_heap_is_an_error_naming_the_limit(
+        tmp_path: Path) -> None:
+    """Before: "failed outside its tests (a syntax error, or an error at load time)". Node
+    takes seconds of collection before it gives up, so this one has a time limit of its own."""
+    hoard = JS_HEADER + ('test("hoards memory", () => {\n  const kept = [];\n'
+                         '  for (;;) { kept.push(new Array(3e7)); }\n});\n')
+    result = _run_all({"hoard": (hoard, "node")}, ["original"], tmp_path,
+                      timeout_s=120.0)[("hoard", "original")]
+    assert result.outcome is Outcome.ERROR
+    assert result.reason.startswith("memory limit (JS heap 1024 MiB) reached: "), result.reason
 
 
 def test_files_picks_the_runner_by_extension_and_scores(tmp_path: Path) -> None:

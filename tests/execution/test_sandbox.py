@@ -154,7 +154,7 @@ def test_the_test_process_is_the_first_of_its_own_pid_namespace(results: dict[st
 def test_time_limit(results: dict[str, Any]) -> None:
     result = results["timeout"]
     assert result.outcome is Outcome.ERROR
-    assert result.reason == "timed out"
+    assert result.reason.endswith(" s, --timeout) reached: timed out")
     assert result.duration_s < 10
 
 

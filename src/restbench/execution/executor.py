@@ -432,7 +432,9 @@ class Executor:
         output = _output_text(files[0])
         report = _report(files[1], nonce)
         if finished.get("timed_out"):
-            return ExecutionResult(Outcome.ERROR, duration, output, "timed out")
+            return ExecutionResult(Outcome.ERROR, duration, output,
+                                   f"time limit ({self.timeout_s:g} s, --timeout) reached: "
+                                   "timed out")
         if report is None:
             return ExecutionResult(Outcome.ERROR, duration, output,
                                    _ended_reason(finished.get("status")))
