@@ -346,7 +346,8 @@ def test_notes_and_problems_stay_on_one_line_off_a_terminal(mini_service: Path) 
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert ("note: tests run without the sandbox (--no-sandbox): a test can read your files "
-            "and environment") in lines
+            "and environment, and a JavaScript or Postman test reaches the service only through "
+            "BASE_URL, not a hard-coded localhost:8000") in lines
     problem = next(line for line in lines if line.startswith("problem:"))
     assert problem.endswith("(with the edit of mutant MINI-01-M1 applied)"), problem
     assert len(problem) > 80

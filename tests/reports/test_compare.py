@@ -60,6 +60,7 @@ def test_compare_shows_exactly_the_one_changed_mutant(runs: dict[str, Path]) -> 
     assert result.stdout.count("now killed") == 2  # the terminal line and the Markdown line
     assert "no longer killed" not in result.stdout
     assert "| files | - | mini | precise | 33.3% | 66.7% | **+33.3pp** |" in result.stdout
+    assert "### restbench: `base` → `new`" in result.stdout  # the terminal table's order
     assert "| files | - | mini | vague | 66.7% | 66.7% | **+0.0pp** |" in result.stdout
 
 

@@ -58,7 +58,8 @@ async def open_executor(workers: int | None, timeout_s: float, scratch: Path, *,
     with a notice; anything else is refused with the one-line reason."""
     if not sandbox:
         on_event(Notice("tests run without the sandbox (--no-sandbox): a test can read your "
-                        "files and environment"))
+                        "files and environment, and a JavaScript or Postman test reaches the "
+                        "service only through BASE_URL, not a hard-coded localhost:8000"))
     try:
         async with Executor(workers, timeout_s, scratch, isolated=sandbox) as executor:
             yield executor

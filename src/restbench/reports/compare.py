@@ -268,7 +268,7 @@ def partial_line(row: RowComparison) -> str:
 
 def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
     """A pull-request comment: the table, then what changed."""
-    out = [f"### restbench: `{comparison.new.name}` against `{comparison.base.name}`", "",
+    out = [f"### restbench: `{comparison.base.name}` → `{comparison.new.name}`", "",
            "| generator | model | service | variant | base MS | new MS | Δ | 95% CI of Δ |",
            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for row in comparison.rows:
