@@ -280,3 +280,18 @@ def test_an_original_that_never_gets_ready_is_not_followed_by_its_mutants(notes:
         "notes original did not start: GET /nope did not answer 200 within 2 s (last answered "
         "404; the [start] ready route of service.toml)")
     assert report.executions == 0
+
+
+def test_a_failing_reset_command_quotes_its_error_once_named(notes: Path) -> None:
+    """Before: "notes original: notes original: reset command exited with 1: Node.js v20...",
+    the name twice and Node's version line instead of its error."""
+    from restbench.engine.validate import validate_service
+
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace('request = "POST /__reset"',
+                                                     'command = ["node", "reset.js"]'))
+    report = asyncio.run(validate_service(load_service(notes), workers=1))
+    assert len(report.problems) == 1, report.problems
+    assert report.problems[0].startswith(
+        "notes original: reset command ([reset] command of service.toml) exited with 1: "
+        "Error: Cannot find module"), report.problems

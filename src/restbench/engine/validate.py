@@ -246,7 +246,7 @@ def _named(service: Service, implementation: str, error: ServiceStartError) -> s
     (a server's start failure does: `todo TODO-01-M1 did not start: ...`)."""
     name = f"{service.name} {implementation}"
     message = str(error)
-    return message if message.startswith(f"{name} ") else f"{name}: {message}"
+    return message if message.startswith((f"{name} ", f"{name}:")) else f"{name}: {message}"
 
 
 class _Plan:

@@ -63,10 +63,14 @@ def _summary(path: Path) -> str:
     """The error of a failed build or start, from its log: the last line naming an error and
     where it was raised, else the log's last lines."""
     try:
-        lines = [line.rstrip() for line in path.read_text(errors="replace").splitlines()
-                 if line.strip()]
+        return _error_of(path.read_text(errors="replace"))
     except OSError:
         return "(no log)"
+
+
+def _error_of(text: str) -> str:
+    """The last line of `text` naming an error and where it was raised, else its last lines."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     errors = [m.group(1) for m in map(_ERROR_LINE.match, lines) if m]
     named = [line for line in errors if not line.startswith(("Error:", "Exception:"))]
     errors = named or errors  # a SyntaxError over the build script's own "Error: failed"
@@ -196,8 +200,8 @@ class ExternalServer:
                 response = await self._reset_client.request(
                     request.method, f"http://127.0.0.1:{self.port}{request.path}")
                 if response.status_code >= 300:
-                    raise ServiceStartError(f"{name}: reset {reset.request} answered "
-                                            f"{response.status_code}")
+                    raise ServiceStartError(f"{name}: reset {reset.request} ([reset] request "
+                                            f"of service.toml) answered {response.status_code}")
             else:
                 assert reset.command is not None
                 await self._reset_command(reset.command, reset.timeout_s, name)
@@ -225,9 +229,9 @@ class ExternalServer:
             raise ServiceStartError(f"{name}: reset command took more than {timeout_s:g} s") \
                 from None
         if process.returncode != 0:
-            last = error.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            raise ServiceStartError(f"{name}: reset command exited with {process.returncode}: "
-                                    f"{last[0][:300]}")
+            raise ServiceStartError(f"{name}: reset command ([reset] command of service.toml) "
+                                    f"exited with {process.returncode}: "
+                                    f"{_error_of(error.decode(errors='replace'))}")
 
     def _environment(self) -> dict[str, str]:
         extra = {key: fill(value, self.values) for key, value in self.manifest.start.env.items()}
