@@ -405,3 +405,16 @@ def test_a_table_off_a_terminal_is_never_squeezed(tmp_path: Path) -> None:
     assert "…" not in done.stdout
     assert done.stdout.count("100.0%" + "9" * 30) == 8
     assert "column 7 " + "h" * 30 in done.stdout
+
+
+def test_an_operation_the_openapi_document_lacks_stops_the_run_before_generating(
+        mini_service: Path, tmp_path: Path) -> None:
+    """Before: list and validate passed it, and run failed each baseline's generation of that
+    requirement (exit 1, "a rerun tries them again"), lowering its scores."""
+    edit(mini_service, 'operations: ["GET /counters/{name}"]', 'operations: ["GET /counter/{name}"]')
+    result = restbench("run", "-s", mini_service, "-o", tmp_path / "out")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {mini_service / 'requirements.yaml'}: requirement MINI-01: operation "
+        "'GET /counter/{name}' is not in the service's OpenAPI document")
+    assert "failed on" not in result.stderr

@@ -26,7 +26,7 @@ from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
 from restbench.engine.live import LiveServers
 from restbench.engine.subsets import mutant_subsets, requirement_columns
-from restbench.errors import RestbenchError, ServiceStartError
+from restbench.errors import DataError, RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.generators import (
     Generator,
@@ -251,9 +251,11 @@ class _Runner:
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
-            return await service_openapi(service, server.base_url)
+            document = await service_openapi(service, server.base_url)
         finally:
             await pool.stop(server)
+        _check_operations(service, document)
+        return document
 
     async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
         cells = self.cells()
@@ -639,6 +641,20 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
         runner.store.close()
     refines = any(g.refines for _, g in runner.generators)
     return RunResult(rows, per_requirement, runner.store.path, runner.counts, refines)
+
+
+def _check_operations(service: Service, document: dict[str, Any]) -> None:
+    """Every operation a requirement names is in the service's OpenAPI document: one that is
+    not fails the baselines' generations and cuts a model's prompt to nothing useful, which a
+    rerun would only repeat."""
+    from restbench.generators.baselines.openapi import find_operation
+
+    missing = [f"{service.data_file}: requirement {requirement.id}: operation {operation!r} is "
+               "not in the service's OpenAPI document"
+               for requirement in service.requirements for operation in requirement.operations
+               if find_operation(document, operation) is None]
+    if missing:
+        raise DataError("\n".join(missing))
 
 
 def _prompt_cuts(details: dict[str, Any]) -> list[str]:
