@@ -418,3 +418,14 @@ def test_an_operation_the_openapi_document_lacks_stops_the_run_before_generating
         f"error: {mini_service / 'requirements.yaml'}: requirement MINI-01: operation "
         "'GET /counter/{name}' is not in the service's OpenAPI document")
     assert "failed on" not in result.stderr
+
+
+def test_list_reports_the_edits_that_do_not_apply(mini_service: Path) -> None:
+    """Before: only validate found them; the guide says list reports mistakes."""
+    edit(mini_service, 'replace: "status_code=400"', 'replace: "status_code=404"')
+    result = restbench("list", "-s", mini_service)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("problem: ") and "replace text equals find text" in lines[0]
+    assert lines[-1] == "error: 1 mutant or benign variant whose edit does not apply (above)"
+    assert "mini" in result.stdout  # the table is still shown

@@ -62,11 +62,20 @@ NOT_STORED = "interrupted; validate stores nothing, the reports above are all it
 def list_services(services: tuple[str, ...]) -> None:
     """Show the services (built-in, or those given with -s) with their requirement and mutant
     counts, by mutant kind."""
+    from restbench.mutation import edit_problems
+
     try:
         services = resolve_services(split(services) or None)  # type: ignore[assignment]
     except RestbenchError as exc:
         fail(str(exc))
     console.print(services_table(services))
+    # The edits that do not apply, as validate would find them (without starting anything).
+    problems = [problem for service in services for problem in edit_problems(service)]
+    for problem in problems:
+        errors.print(f"[red]problem:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+    if problems:
+        which = counted(len(problems), "mutant or benign variant", "mutants or benign variants")
+        fail(f"{which} whose edit does not apply (above)", code=1)
 
 
 ray_option = click.option(

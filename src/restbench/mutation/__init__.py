@@ -4,8 +4,10 @@ from restbench.mutation.apply import (
     Implementation,
     apply_edit,
     check_edits,
+    edit_problems,
     implementations_of,
     materialize,
 )
 
-__all__ = ["Implementation", "apply_edit", "check_edits", "implementations_of", "materialize"]
+__all__ = ["Implementation", "apply_edit", "check_edits", "edit_problems", "implementations_of",
+           "materialize"]

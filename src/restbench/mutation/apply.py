@@ -97,6 +97,18 @@ def check_edits(service: Service) -> None:
             edited_text(implementation)
 
 
+def edit_problems(service: Service) -> list[str]:
+    """Every mutant's and benign variant's edit that does not apply, with why."""
+    problems = []
+    for implementation in implementations_of(service).values():
+        if implementation.edit is not None:
+            try:
+                edited_text(implementation)
+            except MutationError as exc:
+                problems.append(str(exc))
+    return problems
+
+
 def edited_text(implementation: Implementation) -> tuple[Path, str]:
     service, edit = implementation.service, implementation.edit
     assert edit is not None
