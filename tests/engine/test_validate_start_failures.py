@@ -159,3 +159,16 @@ def test_a_launcher_stuck_in_an_import_goes_with_a_killed_harness(mini_service: 
     process.kill()
     process.communicate(timeout=20)
     _assert_nothing_left(tmp_path / "memory")
+
+
+def test_a_golden_test_that_does_not_compile_is_named_by_file_and_line(
+        mini_service: Path) -> None:
+    """Before: "collection error: SyntaxError: invalid syntax", no file, no line."""
+    golden = next((mini_service / "golden").glob("*MINI-01*"))
+    golden.write_text(golden.read_text() + "\ndef broken(:\n    pass\n")
+    report = _validate(mini_service)
+    line = len(golden.read_text().splitlines()) - 1
+    problems = [p for p in report.problems if "MINI-01" in p]
+    assert problems == [(f"MINI-01: golden test {golden}:{line}: SyntaxError: invalid "
+                         "syntax; its runs on the mutants and benign variants were not judged")]
+    assert any(check.ok for check in report.checks)  # MINI-02 is validated as usual

@@ -181,10 +181,15 @@ async def validate_service(service: Service, *, workers: int | None = None,
     jobs: list[Job] = []
     for requirement in service.requirements:
         code = service.golden_code(requirement)
-        targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
-        jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
         checks[requirement.id].broken += [broken[m.id] for m in requirement.mutants
                                           if m.id in broken]
+        if (syntax := _syntax_error(service.golden_path(requirement), code)) is not None:
+            # Not run: pytest would say only "collection error", without the file or line.
+            checks[requirement.id].golden = Outcome.ERROR
+            checks[requirement.id].golden_problem = f"{requirement.id}: golden test {syntax}"
+            continue
+        targets = [ORIGINAL, *(m.id for m in requirement.mutants), *benign_ids]
+        jobs += [Job(code, usable[t], requirement.id) for t in targets if t in usable]
     plan = _Plan(jobs, execute_all)
 
     def record(job: Job, result: ExecutionResult) -> None:
@@ -223,6 +228,17 @@ async def validate_service(service: Service, *, workers: int | None = None,
     return ValidationReport(service.name, list(checks.values()), len(benign_ids),
                             len(outcomes) - plan.not_run, time.perf_counter() - started,
                             service_problems, storage, outcomes, plan.not_run)
+
+
+def _syntax_error(path: Path, code: str) -> str | None:
+    """`FILE:LINE: SyntaxError: ...` for a golden pytest file that does not compile."""
+    if path.suffix != ".py":
+        return None
+    try:
+        compile(code, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"{path}:{exc.lineno}: SyntaxError: {exc.msg}"
+    return None
 
 
 def _start_problems(service: Service, failures: dict[str, ServiceStartError],
