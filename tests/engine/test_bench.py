@@ -142,3 +142,11 @@ def test_an_interrupted_bench_leaves_nothing(service: str, stop_signal: signal.S
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     assert list(scratch.iterdir()) == []
     assert processes_mentioning(str(scratch)) == []
+
+
+def test_bench_without_the_sandbox_names_its_overhead_as_such(mini_service: Path) -> None:
+    """Before: --no-sandbox still printed a "sandbox" line."""
+    done = restbench("bench", "-s", mini_service, "-n", "2", "--no-sandbox")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test process (no sandbox)" in done.stdout
+    assert not any(line.strip().startswith("sandbox ") for line in done.stdout.splitlines())

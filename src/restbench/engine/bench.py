@@ -343,7 +343,10 @@ class _TimedExecutor:
         result = await self._executor.execute(code, target, name=name, runner=runner)
         wall = time.perf_counter() - started
         after = cpu_ns_and_minor_faults(server.pid)
-        self.timings.parts["sandbox"].append(max(0.0, wall - result.duration_s))
+        # What the execution took beyond the test's own run: the sandbox and its test process
+        # (with --no-sandbox, only the process: named so, not "sandbox").
+        overhead = "sandbox" if self._executor.isolated else UNSANDBOXED
+        self.timings.parts[overhead].append(max(0.0, wall - result.duration_s))
         self.timings.parts["pytest"].append(result.duration_s)
         self.timings.parts["test's HTTP work"].append(await server.busy_s())
         which = FIRST if id(server) in self._new_servers else LATER
@@ -477,7 +480,8 @@ def _ms(values: list[float], share: float | None = None) -> str:
 
 
 # The breakdown's lines in this order (a mode's parts come in the order they first happened).
-_PARTS = ("server start", "pytest (fresh process)", "reset", "sandbox", "pytest",
+UNSANDBOXED = "test process (no sandbox)"
+_PARTS = ("server start", "pytest (fresh process)", "reset", "sandbox", UNSANDBOXED, "pytest",
           "test's HTTP work", f"server CPU, {FIRST} execution on it",
           f"server CPU, {LATER} execution on it", "server start (per start)",
           "  its CPU time in the server", "wall per execution (throughput)")
