@@ -187,3 +187,18 @@ def test_a_markdown_path_under_a_file_is_one_line_naming_it(runs: dict[str, Path
     assert result.stderr == f"error: {tmp_path / 'afile/x.md'}: cannot write it " \
         f"({tmp_path / 'afile'} is a file, not a folder)\n"
     assert "MINI-02-M1 now killed" in result.stdout  # the comparison is still shown
+
+
+def test_rows_repeated_a_different_number_of_times_are_said_to_be(
+        runs: dict[str, Path]) -> None:
+    """Before: a mean over three repetitions was set against one run without a word."""
+    repeated = runs["root"] / "repeated"
+    done = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={FIXTURES / 'mini_tests'}",
+                     "-V", "precise", "-r", "2", "-o", repeated)
+    assert done.returncode == 0, done.stderr
+    result = restbench("compare", runs["base"], repeated, "--markdown", "-")
+    assert result.returncode == 0, result.stderr
+    line = ("files · mini · precise: BASE has 1 repetition, NEW 2: each MS is the mean over its "
+            "own")
+    assert line in result.stdout  # on the terminal
+    assert f"#### Where the runs differ\n\n- {line}" in result.stdout  # and in the comment

@@ -61,6 +61,7 @@ class RowComparison:
     base_own_ms: float = 0.0  # the MS BASE's own scores give the row, over all its requirements
     only_base: tuple[str, ...] = ()  # requirements BASE scored and NEW did not
     only_new: tuple[str, ...] = ()
+    repetitions: tuple[int, int] = (1, 1)  # BASE's and NEW's (each MS is a mean over its own)
 
     @property
     def delta(self) -> float:
@@ -190,7 +191,9 @@ def compare_runs(base: Path, new: Path) -> Comparison:
             bootstrap_interval(differences, mutants),
             len(shared), tuple(_changes({k: b_cell[k] for k in shared},
                                         {k: n_cell[k] for k in shared})),
-            float(base_rows[key]["ms"]), only_base, only_new))
+            float(base_rows[key]["ms"]), only_base, only_new,
+            (int(base_rows[key].get("repetitions") or 1),
+             int(new_rows[key].get("repetitions") or 1))))
     return Comparison(base, new, rows, [k for k in base_rows if k not in new_rows],
                       [k for k in new_rows if k not in base_rows])
 
@@ -253,7 +256,15 @@ def one_sided_lines(comparison: Comparison) -> list[str]:
     score the same requirements, for the terminal."""
     return [f"only in {side}: {row_label(key)}"
             for side, keys in (("base", comparison.only_base), ("new", comparison.only_new))
-            for key in keys] + [partial_line(row) for row in comparison.rows if row.partial]
+            for key in keys] + [partial_line(row) for row in comparison.rows if row.partial] \
+        + repetition_lines(comparison)
+
+
+def repetition_lines(comparison: Comparison) -> list[str]:
+    """The rows whose runs repeated their generations a different number of times."""
+    return [f"{row.label}: BASE has {counted(row.repetitions[0], 'repetition')}, NEW "
+            f"{row.repetitions[1]}: each MS is the mean over its own"
+            for row in comparison.rows if row.repetitions[0] != row.repetitions[1]]
 
 
 def partial_line(row: RowComparison) -> str:
@@ -284,10 +295,10 @@ def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
                         ("Only in new", comparison.only_new)):
         if keys:
             out += ["", f"#### {title}", ""] + [f"- {row_label(k)}" for k in keys]
-    partial = [partial_line(row) for row in comparison.rows if row.partial]
+    partial = [partial_line(row) for row in comparison.rows if row.partial] \
+        + repetition_lines(comparison)
     if partial:
-        out += ["", "#### Compared on part of the requirements", ""] + [f"- {line}"
-                                                                       for line in partial]
+        out += ["", "#### Where the runs differ", ""] + [f"- {line}" for line in partial]
     if fail_below is not None:
         failed = comparison.gate_failures(fail_below)
         out += ["", (f"**Gate (MS may drop at most {fail_below:g} points): "
