@@ -295,3 +295,18 @@ def test_a_failing_reset_command_quotes_its_error_once_named(notes: Path) -> Non
     assert report.problems[0].startswith(
         "notes original: reset command ([reset] command of service.toml) exited with 1: "
         "Error: Cannot find module"), report.problems
+
+
+def test_validate_hints_at_a_reset_route_that_does_not_reset(notes: Path) -> None:
+    """Before: NOTE-02's golden test failed after NOTE-01's on the same server, with nothing
+    to say that the reset was to blame."""
+    from restbench.engine.validate import validate_service
+
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace('request = "POST /__reset"',
+                                                     'request = "GET /health"'))
+    report = asyncio.run(validate_service(load_service(notes), workers=1))
+    assert report.problems and all(
+        "alone on a new server it passed: if it always does, the tests run before it on the "
+        "same server left state that notes's reset ([reset] of service.toml) does not undo" in p
+        for p in report.problems), report.problems

@@ -303,6 +303,9 @@ class LocalBackend:
 
     async def _run_entry(self, lane: _Lane, entry: _Entry, key: _Key) -> None:
         job = entry.job
+        if job.fresh_server:
+            await self._run_on_a_new_server(entry)
+            return
         try:
             if lane.server is None and lane.starting is not None:
                 starting, lane.starting = lane.starting, None
@@ -325,6 +328,28 @@ class LocalBackend:
             if not entry.done.done():
                 entry.done.set_exception(exc)
             return
+        if not entry.done.done():
+            entry.done.set_result(None)
+
+    async def _run_on_a_new_server(self, entry: _Entry) -> None:
+        """A job that must meet a server no other test ran on: one started for it alone and
+        stopped after (the lane's own server, if any, stays as it is)."""
+        job = entry.job
+        try:
+            server = await self._start(job)
+        except ServiceStartError as exc:
+            if not entry.done.done():
+                entry.done.set_result(exc)
+            return
+        try:
+            await _seed_state(server, job.reset_first)
+            entry.on_done(job, await execute_on(self.executor, server, job))
+        except Exception as exc:  # noqa: BLE001 - the caller's to raise, not the lane's
+            if not entry.done.done():
+                entry.done.set_exception(exc)
+            return
+        finally:
+            await self.pool.stop(server)
         if not entry.done.done():
             entry.done.set_result(None)
 

@@ -30,6 +30,9 @@ class Job:
     # Reset the server first even when it is fresh from its start (see engine.backend): to tell a
     # service whose `create_app` does not leave the seed state (validate's hint)
     reset_first: bool = False
+    # Run on a server started for this job alone, stopped after (validate's diagnosis of a
+    # golden test that failed on a server other tests had used)
+    fresh_server: bool = False
 
 
 Done = Callable[[Job, ExecutionResult], None]

@@ -331,19 +331,47 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, pla
     finally:
         for batch in released:
             batch.cancel()
-    if not failed or service.manifest is not None:  # another language: resets first anyway
-        return failures
-
-    def hint(job: Job, result: ExecutionResult) -> None:
-        if result.outcome is Outcome.PASS:
-            checks[job.label].golden_problem += (
-                "; run again after a reset it passed: if it always does, "
-                f"{service.name}'s create_app does not leave the seed state that reset gives, "
-                "which a new server's first test sees (docs/service-contract.md)")
-
-    await backend.execute([replace(job, reset_first=True) for job in plan.first
-                           if job.implementation.id == ORIGINAL and job.label in failed], hint)
+    if failed:
+        await _diagnose(backend, service, [job for job in plan.first
+                                           if job.implementation.id == ORIGINAL
+                                           and job.label in failed], checks)
     return failures
+
+
+async def _diagnose(backend: ExecutionBackend, service: Service, jobs: list[Job],
+                    checks: dict[str, RequirementCheck]) -> None:
+    """Each golden test that failed on the original runs again on a new server, as it is and
+    (a Python service, whose new server is in its seed state without a reset) after a reset
+    there. Which of those pass points at the service's reset or its create_app, as a hint on
+    the test's problem (a flaky test passes too, hence "if it always does"); these runs count
+    in no outcome."""
+    python = service.manifest is None  # another language's server is reset before each test
+    passed: dict[tuple[str, bool], bool] = {}
+
+    def seen(job: Job, result: ExecutionResult) -> None:
+        passed[(job.label, job.reset_first)] = result.outcome is Outcome.PASS
+
+    await backend.execute([replace(job, fresh_server=True, reset_first=reset)
+                           for job in jobs for reset in ((False, True) if python else (False,))],
+                          seen)
+    reset_by = (f"{service.name}'s reset" if python
+                else f"{service.name}'s reset ([reset] of service.toml)")
+    for job in jobs:
+        alone = passed.get((job.label, False), False)
+        after_reset = passed.get((job.label, True), alone) if python else alone
+        if alone and after_reset:
+            hint = (f"alone on a new server it passed: if it always does, the tests run before it "
+                    f"on the same server left state that {reset_by} does not undo")
+        elif after_reset:
+            hint = (f"on a new server it passed after a reset and failed without one: if it "
+                    f"always does, {service.name}'s create_app does not leave the seed state "
+                    "that reset gives, which a new server's first test sees")
+        elif alone:
+            hint = (f"on a new server it passed, and failed after a reset there: if it always "
+                    f"does, {reset_by} does not give the seed state that create_app leaves")
+        else:
+            continue
+        checks[job.label].golden_problem += f"; {hint} (docs/service-contract.md)"
 
 
 async def validate_in_turn(services: Sequence[Service], backend: ExecutionBackend, *,
