@@ -14,14 +14,11 @@ from pathlib import Path
 from rich.console import Console
 
 from restbench.benchmark import load_service
-from restbench.engine.validate import (
-    ValidationReport,
-    open_validation_backend,
-    validate_service,
-)
+from restbench.engine.validate import ValidationReport, validate_service
 from restbench.reports import validation_table
 from tests.cli_helpers import start_interruptible
 from tests.process_helpers import processes_mentioning
+from tests.validate_helpers import validate_counting_starts
 
 
 def _validate(service: Path) -> ValidationReport:
@@ -103,14 +100,7 @@ def test_a_server_stuck_in_its_startup_is_named_by_its_line_and_stops_the_others
     main = mini_service / "app" / "main.py"
     anchor = '    app.state.counters = {"a": 1}\n'
     main.write_text(main.read_text().replace(anchor, anchor + STARTUP_HANG, 1))
-    service = load_service(mini_service)
-
-    async def validate() -> tuple[ValidationReport, int]:
-        async with open_validation_backend(workers=1, services=[service]) as backend:
-            report = await validate_service(service, backend=backend)
-            return report, backend.starts  # type: ignore[attr-defined]
-
-    report, starts = asyncio.run(validate())
+    report, starts = validate_counting_starts(load_service(mini_service))
     assert starts == 1  # the original's: one start limit (30 s), not one per implementation
     assert report.problems == [(
         "mini original did not start: not started within 30 s (its import, create_app or "

@@ -8,7 +8,6 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -261,20 +260,13 @@ def test_serve_of_an_external_service_stops_when_its_throwaway_database_server_e
 def test_an_original_that_never_gets_ready_is_not_followed_by_its_mutants(notes: Path) -> None:
     """Before: each mutant and benign variant was started too, and waited its whole start
     limit for a ready route that never answers 200 (100 s for a small service)."""
-    from restbench.engine.validate import open_validation_backend, validate_service
+    from tests.validate_helpers import validate_counting_starts
 
     manifest = notes / "service.toml"
     manifest.write_text(manifest.read_text().replace('ready = "GET /health"',
                                                      'ready = "GET /nope"')
                         .replace("timeout_s = 20", "timeout_s = 2"))
-    service = load_service(notes)
-
-    async def validate() -> tuple[Any, int]:
-        async with open_validation_backend(workers=1, services=[service]) as backend:
-            report = await validate_service(service, backend=backend)
-            return report, backend.starts  # type: ignore[attr-defined]
-
-    report, starts = asyncio.run(validate())
+    report, starts = validate_counting_starts(load_service(notes))
     assert starts == 1  # the original's
     assert len(report.problems) == 1 and report.problems[0].startswith(
         "notes original did not start: GET /nope did not answer 200 within 2 s (last answered "
