@@ -35,11 +35,13 @@ def test_a_golden_test_that_fails_on_the_original_is_one_problem(mini_service: P
     assert cells[3].endswith("… (below)"), cells
     problems = [line for line in done.stderr.splitlines() if line.startswith("problem:")]
     assert len(problems) == 1, done.stderr
+    # the service's file, not the sandbox's copy (test_MINI_01.py), and no "Use -v" advice
     assert problems[0].startswith("problem: MINI-01: golden test does not pass on the original "
-                                  "(fail: test_MINI_01.py::test_read_counter: AssertionError"), \
-        problems[0]
+                                  "(fail: golden/test_MINI-01.py::test_read_counter: "
+                                  "AssertionError"), problems[0]
     whole = done.stderr[done.stderr.index("problem:"):]
     assert "Right contains 1 more item" in whole  # pytest's diff, below the table
+    assert "Use -v" not in whole
     assert "\n\n" not in whole.strip()
     assert "its runs on the mutants and benign variants were not judged" in whole
     assert "benign variant MINI-B1" not in done.stdout + done.stderr

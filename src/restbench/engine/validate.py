@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -199,8 +200,10 @@ async def validate_service(service: Service, *, workers: int | None = None,
         if kind == ORIGINAL:
             check.golden, check.golden_reason = result.outcome, result.reason
             if result.outcome is not Outcome.PASS:
+                reason = _in_user_terms(result.reason, job.label,
+                                        service.requirement(job.label).golden)
                 check.golden_problem = (f"{job.label}: golden test does not pass on the "
-                                        f"original ({result.outcome.value}: {result.reason})")
+                                        f"original ({result.outcome.value}: {reason})")
         elif kind == "mutant":
             if result.outcome is Outcome.PASS:
                 check.variant_problems.append(f"{job.label}: golden test does not kill mutant "
@@ -228,6 +231,15 @@ async def validate_service(service: Service, *, workers: int | None = None,
     return ValidationReport(service.name, list(checks.values()), len(benign_ids),
                             len(outcomes) - plan.not_run, time.perf_counter() - started,
                             service_problems, storage, outcomes, plan.not_run)
+
+
+def _in_user_terms(reason: str, label: str, golden: str) -> str:
+    """A reason naming the service's golden file where it names the sandbox's copy (the
+    executor runs a test named after its label as test_<label>.py), and without pytest's advice
+    about its own -v, which the user cannot pass."""
+    copy = f"test_{re.sub(r'[^A-Za-z0-9_]', '_', label)}.py::"
+    return reason.replace(copy, f"{golden}::").replace("\n  Use -v to get more diff", "") \
+        .removesuffix("Use -v to get more diff").rstrip()
 
 
 def _syntax_error(path: Path, code: str) -> str | None:
