@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -22,13 +21,14 @@ from restbench.benchmark.models import Service
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
-from restbench.errors import MutationError, ServiceStartError
+from restbench.errors import ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
-from restbench.mutation.apply import ORIGINAL, edited_text
+from restbench.mutation.apply import ORIGINAL, broken_edits
+from restbench.runners.base import named_test_file
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
-from restbench.serving.databases import DatabaseChoice, check_database_tools, require_support
+from restbench.serving.databases import DatabaseChoice, require_support
 from restbench.wording import counted
 
 NOT_JUDGED = "its runs on the mutants and benign variants were not judged"
@@ -113,15 +113,9 @@ class ValidationReport:
 
 
 def _applicable(service: Service) -> tuple[dict[str, Implementation], dict[str, str]]:
-    usable, broken = {}, {}
-    for implementation in implementations_of(service).values():
-        if implementation.edit is not None:
-            try:
-                edited_text(implementation)
-            except MutationError as exc:
-                broken[implementation.id] = str(exc)
-                continue
-        usable[implementation.id] = implementation
+    broken = broken_edits(service)
+    usable = {id_: implementation for id_, implementation in implementations_of(service).items()
+              if id_ not in broken}
     return usable, broken
 
 
@@ -139,8 +133,6 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
     `services`, the launcher starts while the workers do. With `mark_reach`, the original's
     servers tell which edits each test never reached (what `execute_all=False` needs)."""
     database = DatabaseChoice.parse(database)
-    if ray is None:  # on a cluster, each node starts its own
-        check_database_tools(database)
     with scratch_folder("restbench-validate-") as scratch:
         if ray is not None:
             from restbench.cluster import open_ray_backend  # Ray is imported only when asked for
@@ -237,7 +229,7 @@ def _in_user_terms(reason: str, label: str, golden: str) -> str:
     """A reason naming the service's golden file where it names the sandbox's copy (the
     executor runs a test named after its label as test_<label>.py), and without pytest's advice
     about its own -v, which the user cannot pass."""
-    copy = f"test_{re.sub(r'[^A-Za-z0-9_]', '_', label)}.py::"
+    copy = f"{named_test_file(label, '.py')}::"
     return reason.replace(copy, f"{golden}::").replace("\n  Use -v to get more diff", "") \
         .removesuffix("Use -v to get more diff").rstrip()
 
@@ -314,11 +306,7 @@ async def _execute_and_diagnose(backend: ExecutionBackend, service: Service, pla
                                 checks: dict[str, RequirementCheck]
                                 ) -> dict[str, ServiceStartError]:
     """Runs the `plan`'s jobs, each requirement's benign ones once its original's ended; then
-    each golden test that did not pass on the original runs there once more, after a reset. A
-    new server's first test runs without one (the service contract says `create_app` leaves the
-    seed state that `reset` gives), so a test that passes then points at that clause; its
-    problem says so, as a hint (a flaky test passes a second time too). The second run counts
-    in no outcome."""
+    each golden test that did not pass on the original goes to `_diagnose`."""
     failed: set[str] = set()  # the requirements whose golden test did not pass on the original
     released: list[asyncio.Future[dict[str, ServiceStartError]]] = []
 

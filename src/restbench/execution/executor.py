@@ -30,7 +30,7 @@ from restbench.execution.outcome import ExecutionResult, Outcome, TestReport, cl
 from restbench.execution.relay import Relay
 from restbench.execution.rewritten import rewritten_pyc
 from restbench.runners import PYTEST, ready_runner
-from restbench.runners.base import test_file_name
+from restbench.runners.base import named_test_file, test_file_name
 from restbench.runners.node import HEAP_LIMIT_MB
 from restbench.runners.sandboxed import SCRATCH, tool_command
 from restbench.runners.setup import TOOLS_ENV
@@ -348,7 +348,7 @@ class Executor:
         address = urlsplit(base_url)
         request: dict[str, Any] = {
             "nonce": nonce, "timeout_s": self.timeout_s,
-            "test_name": f"test_{re.sub(r'[^A-Za-z0-9_]', '_', name)}.py" if runner == PYTEST
+            "test_name": named_test_file(name, ".py") if runner == PYTEST
             else test_file_name(ready_runner(runner), name), "runner": runner,
             "env": clean_environment(),
         }

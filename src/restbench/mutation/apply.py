@@ -97,16 +97,21 @@ def check_edits(service: Service) -> None:
             edited_text(implementation)
 
 
-def edit_problems(service: Service) -> list[str]:
-    """Every mutant's and benign variant's edit that does not apply, with why."""
-    problems = []
+def broken_edits(service: Service) -> dict[str, str]:
+    """The mutants and benign variants whose edit does not apply, by id, with why."""
+    broken = {}
     for implementation in implementations_of(service).values():
         if implementation.edit is not None:
             try:
                 edited_text(implementation)
             except MutationError as exc:
-                problems.append(str(exc))
-    return problems
+                broken[implementation.id] = str(exc)
+    return broken
+
+
+def edit_problems(service: Service) -> list[str]:
+    """Every mutant's and benign variant's edit that does not apply, with why."""
+    return list(broken_edits(service).values())
 
 
 def edited_text(implementation: Implementation) -> tuple[Path, str]:

@@ -59,7 +59,12 @@ class Runner(Protocol):
 
 def test_file_name(runner: Runner, label: str) -> str:
     """The file name a test gets in the sandbox: pytest's test_*.py, else label + suffix."""
+    return named_test_file(label, runner.suffixes[0])
+
+
+def named_test_file(label: str, suffix: str) -> str:
+    """`test_<label>` (every character a name may not hold made `_`) with `suffix`: the name a
+    test labelled `label` has in the sandbox, and so in its reports."""
     import re
 
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", label)
-    return f"test_{stem}{runner.suffixes[0]}"
+    return f"test_{re.sub(r'[^A-Za-z0-9_]', '_', label)}{suffix}"
