@@ -29,3 +29,11 @@ def not_writable(path: Path) -> str | None:
             name = f"uid {owner}"
         return f"the file belongs to {name}, and this user may not write it"
     return "the file is read-only"
+
+
+def write_whole(path: Path, text: str) -> None:
+    """`text` into `path` whole or not at all (a file rewritten as work goes on: a reader, or a
+    write cut short by Ctrl-C, never meets half of it)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from restbench.llm.prices import rounded_usd, usd
+from restbench.paths import write_whole
 
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
@@ -225,24 +225,18 @@ def earlier_run(directory: Path) -> EarlierRun:
     return EarlierRun(results, unrecorded)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def write_results(directory: Path, summary_data: dict[str, Any],
                   results: list[CaseResult]) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: r.index)
     files = {"json": directory / "results.json", "csv": directory / "results.csv"}
     document = {"summary": summary_data, "results": [r.as_json() for r in ordered]}
-    _write_atomic(files["json"], json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_whole(files["json"], json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(r.csv_row() for r in ordered)
-    _write_atomic(files["csv"], buffer.getvalue())
+    write_whole(files["csv"], buffer.getvalue())
     return files
 
 

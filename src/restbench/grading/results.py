@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from restbench.llm.prices import rounded_usd
+from restbench.paths import write_whole
 
 
 @dataclass(frozen=True)
@@ -173,9 +173,6 @@ def write_run(run: RunResult, output_dir: Path, with_model: bool) -> Path:
         else safe_name(run.dataset)
     path = output_dir / f"evaluation_results_{middle}_{run.timestamp}.json"
     output_dir.mkdir(parents=True, exist_ok=True)
-    # Rewritten as cases end: whole or not at all, for a reader and for an interrupted write.
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(run.to_json(), indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    write_whole(path, json.dumps(run.to_json(), indent=2) + "\n")  # rewritten as cases end
     run.results_file = path
     return path
