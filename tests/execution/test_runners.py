@@ -210,14 +210,15 @@ def test_files_picks_the_runner_by_extension_and_scores(tmp_path: Path) -> None:
     again = restbench("run", "-s", NOTES, "-g", "files", "-a",
                       f"files.dir={tmp_path / 'tests'}", "-V", "precise", "-o", out)
     assert "0 executions made, 11 reused" in again.stdout  # the runner is part of the key
-    # Stryker's format names each test file by its kind and each source by its language
+    # Stryker's format names each test file as the sandbox does (by its runner) and each source
+    # by its language
     # (before: every test a .py file, and the notes service's JavaScript "python")
     from restbench.reports.load import load_run
     from restbench.reports.stryker import stryker_report
 
     exported = stryker_report(load_run(out), "files", "-", "precise")
     assert sorted(exported["testFiles"]) == [
-        "notes/NOTE-01.test.mjs", "notes/NOTE-02.postman_collection.json", "notes/NOTE-03.py"]
+        "notes/NOTE-01.test.js", "notes/NOTE-02.postman_collection.json", "notes/NOTE-03.py"]
     assert {file["language"] for file in exported["files"].values()} == {"javascript"}
 
 

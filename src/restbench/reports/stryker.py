@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from restbench.benchmark import Mutant, Service
+from restbench.errors import RestbenchError
 from restbench.mutation.apply import ORIGINAL
 from restbench.reports.load import NO_MODEL, RunResults, Test
 from restbench.reports.output import write_output
+from restbench.runners import PYTEST, load_runner
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}
@@ -87,7 +89,6 @@ def _mutant(service: Service, mutant: Mutant, requirement: str, source: str,
 _LANGUAGES = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
               ".ts": "typescript", ".java": "java", ".cs": "csharp", ".scala": "scala",
               ".php": "php", ".html": "html", ".vue": "vue", ".svelte": "svelte"}
-_TEST_SUFFIXES = {"pytest": ".py", "node": ".test.mjs", "newman": ".postman_collection.json"}
 
 
 def _language(file: str) -> str:
@@ -95,8 +96,12 @@ def _language(file: str) -> str:
 
 
 def _test_suffix(test: Test) -> str:
-    """The file ending of the test's kind (its runner, kept in the generation's details)."""
-    return _TEST_SUFFIXES.get(str(test.details.get("runner", "pytest")), ".txt")
+    """The file ending its runner (kept in the generation's details) gives a test in the
+    sandbox; `.txt` for a runner not installed here."""
+    try:
+        return load_runner(str(test.details.get("runner", PYTEST))).suffixes[0]
+    except RestbenchError:
+        return ".txt"
 
 
 def stryker_report(run: RunResults, generator: str, model: str, variant: str,
