@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from restbench.serving.external import ExternalServer
     from restbench.serving.pool import ServerPool
 
+# Without its database an app would answer 500 to every request: serve stops with this line.
+DATABASE_GONE = ("the throwaway PostgreSQL server stopped (its supervisor process exited); serve "
+                 "stopped with it")
 # what the user can do about the usual reasons a listening socket is refused
 _BIND_HINTS = {
     errno.EADDRINUSE: "another program listens there: choose another --port, or 0 for any "
@@ -119,8 +122,7 @@ def _serve_python(implementation: Implementation, listener: socket.socket, host:
             _announce(implementation, host, listener)
             server.run(sockets=[listener])
             if database_gone.is_set():
-                raise DatabaseError("the throwaway PostgreSQL server stopped (its supervisor "
-                                    "process exited); serve stopped with it")
+                raise DatabaseError(DATABASE_GONE)
             if not server.started:  # its startup failed: uvicorn logged why
                 raise ServiceStartError(f"{service.name} {implementation.id} did not start: "
                                         "its startup failed (see the log above)")
@@ -173,8 +175,7 @@ async def _until_either_exits(server: ExternalServer, pool: ServerPool) -> None:
         for watch in watches:
             watch.cancel()
     if watches[next(iter(done))] == "database":
-        raise DatabaseError("the throwaway PostgreSQL server stopped (its supervisor process "
-                            "exited); serve stopped with it")
+        raise DatabaseError(DATABASE_GONE)
     name = f"{server.implementation.service.name} {server.implementation.id}"
     raise ServiceStartError(f"{name} exited (status {server.process.returncode}) while served; "
                             f"its log ends: {server.log_tail()}")
