@@ -49,3 +49,20 @@ class ConstructorRaises:
 
     def run(self, task: AgentTask) -> AgentAnswer:
         return AgentAnswer("never")
+
+
+class LedgerDepositAgent:
+    """Logs in as alice and makes one deposit, shaped by the intent's first word: `bare` sends
+    no Idempotency-Key, `lower` names it in lower case, `foreign` deposits into bob's account."""
+
+    name = "ledger-deposit"
+
+    async def run(self, task: AgentTask) -> AgentAnswer:
+        await task.tool("ledger_login").call({"username": "alice", "password": "alice-pass-1"})
+        shape = task.intent.split()[0]
+        args: dict[str, object] = {"id": "acc_101" if shape == "foreign" else "acc_003",
+                                   "amount": 5000}
+        if shape != "bare":
+            args["idempotency-key" if shape == "lower" else "Idempotency-Key"] = "agent-deposit-1"
+        result = await task.tool("ledger_deposit").call(args)
+        return AgentAnswer(f"deposit answered {result.status}", steps=2)

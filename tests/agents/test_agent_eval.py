@@ -135,15 +135,19 @@ def test_llm_agent_scored_from_the_http_side(suite_file: Path, tmp_path: Path,
     assert [c["name"] for c in claimed["details"]["actual_tool_calls"]] == [LOGIN]
     assert claimed["score"]["tool_call_score"] == 0.5
 
-    # three unauthenticated list calls, no answer: 1 matched / (2 + 2 extra)
+    # three unauthenticated list calls, no answer: the right call answered 401 is no match, but
+    # a failed call (not an extra one); 0 matched / (2 + 2 extra)
     limited = results["step_limit"]
-    assert _scores(limited) == (0.0, 0.25, 0.0)
+    assert _scores(limited) == (0.0, 0.0, 0.0)
     assert [c["status"] for c in limited["details"]["actual_tool_calls"]] == [401] * 3
+    assert [m["type"] for m in limited["details"]["tool_call_mismatches"]] == [
+        "failed call", "missing", "unexpected", "unexpected"]
+    assert limited["details"]["tool_call_mismatches"][0]["actual"]["status"] == 401
     assert limited["details"]["agent_details"]["stopped"] == "step limit (3) reached"
 
     summary = data["summary"]
     assert summary["total_tests"] == summary["planned_tests"] == 5 and summary["complete"]
-    assert summary["avg_tool_call_score"] == round((1 + 1 / 3 + 1 + 0.5 + 0.25) / 5, 4)
+    assert summary["avg_tool_call_score"] == round((1 + 1 / 3 + 1 + 0.5 + 0) / 5, 4)
     assert summary["input_tokens"] == 100 * len(requests)
     with (out / "results.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -567,3 +571,45 @@ def test_an_endpoint_without_token_counts_is_told_once_as_a_warning_line(
     told = [line for line in done.stderr.splitlines() if "token usage" in line]
     assert told == [(f"warning: model 'judge' at {judge.base_url}: the endpoint reported no "
                      "valid token usage (prompt_tokens -3); its calls count as 0 tokens and $0")]
+
+
+def test_header_arguments_and_refused_calls_are_scored_from_the_http_side(
+        tmp_path: Path) -> None:
+    """Before: header parameters were not recorded, so a deposit without its Idempotency-Key
+    (refused, 400) matched the expected call, and so did any call the service refused."""
+    deposit = {"name": "ledger_deposit",
+               "args": {"id": "acc_003", "Idempotency-Key": "agent-deposit-1", "amount": 5000}}
+    login = {"name": "ledger_login", "args": {"username": "alice", "password": "alice-pass-1"}}
+
+    def case(name: str, intent: str, call: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "description": "d", "intent": intent, "expected_output": {
+            "response": "", "keywords": [], "tool_calls": [login, call]}}
+
+    into_bobs = {**deposit, "args": {**deposit["args"], "id": "acc_101"}}
+    suite = {"name": "deposits", "service": "ledger", "test_cases": [
+        case("without_the_header", "bare deposit", deposit),
+        case("header_in_lower_case", "lower deposit", deposit),
+        case("refused", "foreign deposit", into_bobs),
+        case("refusal_expected", "foreign deposit", {**into_bobs, "status": 404})]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    done = restbench("agent-eval", "-t", path, "-r", tmp_path / "out", "-a",
+                     "tests.agents.plugin_agents:LedgerDepositAgent", "--scoring", "exact",
+                     cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    results = {r["test_name"]: r for r in
+               json.loads((tmp_path / "out" / "results.json").read_text())["results"]}
+    bare = results["without_the_header"]
+    assert bare["score"]["tool_call_score"] == 0.5
+    [mismatch] = bare["details"]["tool_call_mismatches"]
+    assert mismatch["type"] == "argument mismatch"
+    assert mismatch["actual"] == {"name": "ledger_deposit",
+                                  "args": {"id": "acc_003", "amount": 5000}, "status": 400}
+    assert results["header_in_lower_case"]["score"]["tool_call_score"] == 1.0
+    assert results["header_in_lower_case"]["details"]["actual_tool_calls"][1]["args"] == \
+        deposit["args"]
+    refused = results["refused"]
+    assert refused["score"]["tool_call_score"] == 0.5
+    assert [(m["type"], m["actual"]["status"]) for m in
+            refused["details"]["tool_call_mismatches"]] == [("failed call", 404)]
+    assert results["refusal_expected"]["score"]["tool_call_score"] == 1.0

@@ -22,7 +22,8 @@ SERVICES = ("todo", "conduit", "fullstack", "ledger")
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_the_golden_agent_scores_every_example_perfectly(service: str, tmp_path: Path) -> None:
-    """Replaying the expected calls reproduces them from the HTTP side, each answers 2xx."""
+    """Replaying the expected calls reproduces them from the HTTP side, each answers 2xx or the
+    status its case expects (a refusal the intent asks about)."""
     scoring = ResponseScoring.SEMANTIC if service == "todo" else ResponseScoring.FUZZY
     report = asyncio.run(evaluate_agent(EvalConfig(builtin_suite(service), tmp_path,
                                                    agent="golden", scoring=scoring)))
@@ -30,7 +31,9 @@ def test_the_golden_agent_scores_every_example_perfectly(service: str, tmp_path:
     for result in report.results:
         assert (result.keyword_score, result.tool_call_score, result.response_score) == \
             (1.0, 1.0, 1.0), result.test_name
-        assert all(200 <= call["status"] < 300 for call in result.actual_tool_calls), \
+        wanted = [call.get("status") for call in result.expected_tool_calls]
+        assert all(call["status"] == status if status else 200 <= call["status"] < 300
+                   for call, status in zip(result.actual_tool_calls, wanted, strict=True)), \
             result.test_name
     assert report.summary["perfect_tests"] == report.summary["total_tests"]
 

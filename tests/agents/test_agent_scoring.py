@@ -21,6 +21,11 @@ LIST = Call("todo_list", {})
 GET_2 = Call("todo_get", {"id": 2})
 
 
+def seen(*calls: Call, status: int | None = 200) -> list[Call]:
+    """The calls as the service saw them: answered with `status`."""
+    return [Call(call.name, call.args, status) for call in calls]
+
+
 def test_keywords_ignore_case_and_punctuation_and_match_substrings() -> None:
     answer = "**Top account:** Andromeda Inc — revenue $9.700.000 (acc_49)."
     result = keyword_score(["andromeda inc.", "9,700,000", "ACC-49", "Orion"], answer)
@@ -30,42 +35,65 @@ def test_keywords_ignore_case_and_punctuation_and_match_substrings() -> None:
 
 
 def test_a_perfect_set_of_calls_in_another_order() -> None:
-    result = tool_call_score([LOGIN, GET_2], [GET_2, LOGIN])
+    result = tool_call_score([LOGIN, GET_2], seen(GET_2, LOGIN))
     assert (result.score, result.matched, result.mismatches) == (1.0, 2, ())
     assert tool_call_score([], []).score == 1.0
 
 
 def test_missing_and_unexpected_calls() -> None:
     # expected login + get(2); the agent logged in and listed instead: 1 / (2 + 1)
-    result = tool_call_score([LOGIN, GET_2], [LOGIN, LIST])
+    result = tool_call_score([LOGIN, GET_2], seen(LOGIN, LIST))
     assert result.score == pytest.approx(1 / 3)
     assert [(m.type, m.expected, m.actual) for m in result.mismatches] == [
-        (MismatchType.MISSING, GET_2, None), (MismatchType.UNEXPECTED, None, LIST)]
+        (MismatchType.MISSING, GET_2, None), (MismatchType.UNEXPECTED, None, *seen(LIST))]
 
 
 def test_argument_and_name_mismatches_are_paired_not_counted_as_extra() -> None:
     # get(3) is get(2) with other arguments; delete(2) is get(2) under another name
     result = tool_call_score([LOGIN, GET_2, Call("todo_list", {})],
-                             [LOGIN, Call("todo_get", {"id": 3}), Call("todo_delete", {})])
+                             seen(LOGIN, Call("todo_get", {"id": 3}), Call("todo_delete", {})))
     assert result.score == pytest.approx(1 / 3)  # 1 matched / (3 expected + 0 extra)
     assert [m.type for m in result.mismatches] == [MismatchType.ARGUMENTS, MismatchType.NAME]
     assert result.unexpected == 0
     # a repeated call is an extra one: 2 matched / (2 expected + 1 extra)
-    assert tool_call_score([LOGIN, LIST], [LOGIN, LIST, LIST]).score == pytest.approx(2 / 3)
+    assert tool_call_score([LOGIN, LIST], seen(LOGIN, LIST, LIST)).score == pytest.approx(2 / 3)
     # nothing expected, one call made: 0 / (0 + 1)
-    assert tool_call_score([], [LIST]).score == 0.0
+    assert tool_call_score([], seen(LIST)).score == 0.0
 
 
 def test_subset_matching_of_arguments() -> None:
     expected = [Call("create", {"article": {"title": "T"}, "n": 1})]
-    actual = [Call("create", {"article": {"title": "T", "body": "B"}, "n": 1.0, "x": True})]
+    actual = seen(Call("create", {"article": {"title": "T", "body": "B"}, "n": 1.0, "x": True}))
     assert tool_call_score(expected, actual, ArgsMatch.EXACT).score == 0.0
     assert tool_call_score(expected, actual, ArgsMatch.SUBSET).score == 1.0
     # values must still be equal, booleans are not numbers, lists are compared whole
-    assert tool_call_score([Call("c", {"x": 1})], [Call("c", {"x": True})],
+    assert tool_call_score([Call("c", {"x": 1})], seen(Call("c", {"x": True})),
                            ArgsMatch.SUBSET).score == 0.0
-    assert tool_call_score([Call("c", {"tags": ["a"]})], [Call("c", {"tags": ["a", "b"]})],
+    assert tool_call_score([Call("c", {"tags": ["a"]})], seen(Call("c", {"tags": ["a", "b"]})),
                            ArgsMatch.SUBSET).score == 0.0
+
+
+def test_a_call_matches_only_with_the_answer_it_should_get() -> None:
+    # the right transfer, refused (400): a failed call, neither matched nor extra: 1 / (2 + 0)
+    transfer = Call("ledger_create_transfer", {"Idempotency-Key": "k1", "amount": 5})
+    result = tool_call_score([LOGIN, transfer], [*seen(LOGIN), *seen(transfer, status=400)])
+    assert (result.score, result.matched, result.unexpected) == (0.5, 1, 0)
+    assert [(m.type, m.actual) for m in result.mismatches] == [
+        (MismatchType.FAILED, Call(transfer.name, transfer.args, 400))]
+    assert result.mismatches[0].as_dict()["actual"]["status"] == 400
+    # a retry that succeeded matches; the refused first try is an extra call: 2 / (2 + 1)
+    retried = tool_call_score([LOGIN, transfer],
+                              [*seen(LOGIN), *seen(transfer, status=400), *seen(transfer)])
+    assert retried.score == pytest.approx(2 / 3)
+    assert [m.type for m in retried.mismatches] == [MismatchType.UNEXPECTED]
+    # redirects are successes; a call the service never answered is not
+    assert tool_call_score([LIST], seen(LIST, status=303)).score == 1.0
+    assert tool_call_score([LIST], seen(LIST, status=None)).score == 0.0
+    # a case that expects a refusal names its status: then only that answer matches
+    overdraw = Call("ledger_create_transfer", {"amount": 10**9}, 422)
+    assert tool_call_score([overdraw], seen(overdraw, status=422)).score == 1.0
+    assert tool_call_score([overdraw], seen(overdraw, status=201)).score == 0.0
+    assert overdraw.as_dict()["status"] == 422 and "status" not in LIST.as_dict()
 
 
 def test_exact_and_fuzzy_response_scores() -> None:

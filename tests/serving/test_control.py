@@ -93,3 +93,21 @@ def test_a_dead_server_fails_its_reset_with_its_log(tmp_path: Path) -> None:
             assert await server.exchanges() == []
 
     asyncio.run(scenario())
+
+
+def test_an_exchange_keeps_the_headers_a_parameter_can_carry_and_no_credential(
+        tmp_path: Path) -> None:
+    async def scenario() -> list[dict]:
+        async with _mini_server(tmp_path) as server:
+            async with httpx.AsyncClient(base_url=server.base_url, trust_env=False) as client:
+                await client.get("/counters/a")  # httpx's own headers only: none is kept
+                await client.get("/counters/a", headers=[
+                    ("Idempotency-Key", "k-1"), ("If-Match", '"v2"'), ("X-Tag", "a"),
+                    ("X-Tag", "b"), ("Authorization", "Bearer secret"), ("Cookie", "s=1"),
+                    ("X-Long", "v" * 500)])
+            return await server.exchanges()
+
+    plain, marked = asyncio.run(scenario())
+    assert "request_headers" not in plain
+    assert marked["request_headers"] == {"idempotency-key": "k-1", "if-match": '"v2"',
+                                         "x-tag": "a, b", "x-long": "v" * 200}

@@ -105,6 +105,9 @@ def test_the_service_sees_the_test_s_request_and_no_cookie_of_an_earlier_one(
         ("POST", "/login", 201), ("GET", "/notes?page=2", 200), ("PUT", "/notes/1", 200),
         ("POST", "/__reset", 404), ("GET", "/bare", 200)]
     assert proxy.exchanges[1]["response_body"] == "GET /notes?page=2 "
+    # what a header parameter can carry is recorded; httpx's own headers are not
+    assert proxy.exchanges[1]["request_headers"] == {"x-trace": "t1"}
+    assert "request_headers" not in proxy.exchanges[0]
 
 
 def test_connections_are_kept_alive_and_one_closed_while_idle_is_replaced(upstream: str) -> None:

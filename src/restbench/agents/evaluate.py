@@ -103,6 +103,11 @@ class _Target:
     tools: list[Tool] = field(default_factory=list)
 
 
+# Part of every case's key: a result scored by other rules is not reused. 2: header arguments
+# are compared, and a call matches only with the expected answer (a success by default).
+SCORING_RULES = 2
+
+
 def normalize_name(name: str) -> str:
     """Tool names in a test file are read with the naming rule's case and separator folding."""
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
@@ -143,7 +148,8 @@ def _expected_calls(case: EvalCase, tools: dict[str, Tool]) -> list[Call]:
     for call in case.expected.tool_calls:
         name = normalize_name(call.name)
         tool = tools.get(name)
-        calls.append(Call(name, normalize_args(tool, call.args) if tool else dict(call.args)))
+        calls.append(Call(name, normalize_args(tool, call.args) if tool else dict(call.args),
+                          call.status))
     return calls
 
 
@@ -239,7 +245,7 @@ class _Evaluation:
 
     def case_key(self, case: EvalCase, target: _Target) -> str:
         """What a case's result depends on: the case, and its target's key."""
-        return digest("agent-case", case.suite, case.path, case.name, case.intent,
+        return digest("agent-case", SCORING_RULES, case.suite, case.path, case.name, case.intent,
                       case.expected.response, case.expected.keywords,
                       [c.as_dict() for c in case.expected.tool_calls],
                       self._target_key(target))
@@ -334,7 +340,8 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
     recorded = calls_from_exchanges(target.tools, exchanges)
     by_name = {tool.name: tool for tool in target.tools}
     expected = _expected_calls(case, by_name)
-    calls = tool_call_score(expected, [Call(c.name, c.args) for c in recorded], config.match_args)
+    calls = tool_call_score(expected, [Call(c.name, c.args, c.status) for c in recorded],
+                            config.match_args)
     keywords = keyword_score(case.expected.keywords, answer.answer)
     grounded = grounded_keyword_score(
         case.expected.keywords, answer.answer, f"{case.intent}\n{system_prompt(target.openapi)}",

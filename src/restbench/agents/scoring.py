@@ -6,9 +6,11 @@
   results (the response bodies of the calls it made) contain it and the intent and system prompt
   do not: a keyword the agent was given, or guessed, earns nothing; 1.0 when none are expected.
 - tool-call score: expected calls matched one-to-one to the calls the service saw (same tool,
-  equal arguments; in any order), as matched / (expected + unexpected extra calls). Calls left
-  over on both sides are paired into typed mismatches first: same tool = argument mismatch,
-  same arguments = name mismatch; what stays unpaired is missing or unexpected.
+  equal arguments, and answered with the expected status, or with a success below 400 when the
+  case names none; in any order), as matched / (expected + unexpected extra calls). Calls left
+  over on both sides are paired into typed mismatches first: same tool and arguments but
+  another answer = failed call, same tool = argument mismatch, same arguments = name mismatch;
+  what stays unpaired is missing or unexpected.
 - response score: `exact` (1.0 when equal after case and whitespace folding), `fuzzy`
   (rapidfuzz token-set ratio / 100), `semantic` (embedding cosine) or `llm-judge`.
 """
@@ -78,11 +80,22 @@ def grounded_keyword_score(keywords: Sequence[str], answer: str, given: str,
 
 @dataclass(frozen=True)
 class Call:
+    """An expected call (`status`: the answer it must get, None for any success) or a call
+    the service saw (`status`: its answer, None when it gave none)."""
+
     name: str
     args: dict[str, Any]
+    status: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "args": self.args}
+        return {"name": self.name, "args": self.args,
+                **({"status": self.status} if self.status is not None else {})}
+
+
+def answered_as_expected(expected: Call, actual: Call) -> bool:
+    if expected.status is None:
+        return actual.status is not None and actual.status < 400
+    return actual.status == expected.status
 
 
 class MismatchType(enum.StrEnum):
@@ -90,6 +103,7 @@ class MismatchType(enum.StrEnum):
     UNEXPECTED = "unexpected"
     NAME = "name mismatch"
     ARGUMENTS = "argument mismatch"
+    FAILED = "failed call"  # the right call, answered otherwise (a 4xx where a success was due)
 
 
 @dataclass(frozen=True)
@@ -173,12 +187,15 @@ def _without(calls: list[Call], used: list[Call]) -> list[Call]:
 def tool_call_score(expected: Sequence[Call], actual: Sequence[Call],
                     mode: ArgsMatch = ArgsMatch.EXACT) -> ToolCallScore:
     expected, actual = list(expected), list(actual)
-    matched = _pair(expected, actual,
-                    lambda e, a: e.name == a.name and args_match(e.args, a.args, mode))
+    def same_call(e: Call, a: Call) -> bool:
+        return e.name == a.name and args_match(e.args, a.args, mode)
+
+    matched = _pair(expected, actual, lambda e, a: same_call(e, a) and answered_as_expected(e, a))
     rest_expected = _without(expected, [e for e, _ in matched])
     rest_actual = _without(actual, [a for _, a in matched])
     mismatches: list[Mismatch] = []
-    for kind, fits in ((MismatchType.ARGUMENTS, lambda e, a: e.name == a.name),
+    for kind, fits in ((MismatchType.FAILED, same_call),
+                       (MismatchType.ARGUMENTS, lambda e, a: e.name == a.name),
                        (MismatchType.NAME, lambda e, a: args_match(e.args, a.args, mode))):
         paired = _pair(rest_expected, rest_actual, fits)
         mismatches += [Mismatch(kind, e, a) for e, a in paired]

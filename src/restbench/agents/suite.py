@@ -33,9 +33,11 @@ class SuiteError(DataError):
 class ExpectedCall:
     name: str
     args: dict[str, Any] = field(default_factory=dict)
+    status: int | None = None  # the answer the call must get; None: any success (below 400)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "args": self.args}
+        return {"name": self.name, "args": self.args,
+                **({"status": self.status} if self.status is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,9 @@ def _suite(raw: dict[str, Any], root: str, default_name: str) -> EvalSuite:
     cases = []
     for i, case in enumerate(raw["test_cases"]):
         expected = case["expected_output"]
-        calls = tuple(ExpectedCall(str(call["name"]), dict(call.get("args",
-                                                                    call.get("arguments", {}))))
+        calls = tuple(ExpectedCall(str(call["name"]),
+                                   dict(call.get("args", call.get("arguments", {}))),
+                                   call.get("status"))
                       for call in expected["tool_calls"])
         cases.append(EvalCase(
             name=case["name"], description=case["description"], intent=case["intent"],

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from restbench.serving.control import UNRECORDED_HEADERS
+
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 JSON_TYPES = ("application/json",)
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -63,7 +65,14 @@ class Tool:
                                                  "parameters": self.parameters}}
 
     def param(self, name: str) -> Parameter | None:
-        return next((p for p in self.params if p.name == name), None)
+        """The parameter of that name; a header parameter's name in any letter case, as HTTP
+        reads it."""
+        exact = next((p for p in self.params if p.name == name), None)
+        if exact is not None:
+            return exact
+        folded = name.lower()
+        return next((p for p in self.params
+                     if p.location == "header" and p.name.lower() == folded), None)
 
     def literal_segments(self) -> int:
         return sum(1 for part in self.path.split("/") if part and "{" not in part)
@@ -234,12 +243,15 @@ def fold_body(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def normalize_args(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the HTTP side can see them: parameter values typed, header ones dropped."""
+    """Arguments as the HTTP side can see them: parameter values typed, a header parameter
+    under its declared name (HTTP header names have no letter case)."""
     result = {}
     for key, value in fold_body(tool, args).items():
         param = tool.param(key)
         if param is not None and param.location == "header":
-            continue
+            if param.name.lower().encode("latin-1", "replace") in UNRECORDED_HEADERS:
+                continue  # the recorders never keep it (User-Agent, Accept): nothing to compare
+            key = param.name
         if param is not None:
             value = _coerce(value, param.schema)
         elif tool.body_flattened and tool.body_schema and tool.body_media_type in FORM_TYPES:
@@ -371,6 +383,11 @@ def call_from_exchange(tools: list[Tool], exchange: dict[str, Any]) -> RecordedC
             args[key].append(value)
         else:
             args[key] = value
+    sent = {str(name).lower(): value for name, value in
+            (exchange.get("request_headers") or {}).items()}
+    for param in tool.params:
+        if param.location == "header" and param.name.lower() in sent:
+            args[param.name] = sent[param.name.lower()]
     body = _parse_body(tool, str(exchange.get("request_body") or ""))
     if body is not None:
         if tool.body_flattened and isinstance(body, dict):

@@ -108,6 +108,8 @@ def format_trace(exchanges: list[dict[str, Any]] | tuple[dict[str, Any], ...],
     for number, exchange in enumerate(exchanges[:TRACE_EXCHANGES], 1):
         lines.append(f"{number}. {exchange.get('method')} {exchange.get('url')} -> "
                      f"{exchange.get('status')}")
+        for name, value in (exchange.get("request_headers") or {}).items():
+            lines.append(f"   header:   {name}: {cut(value)}")
         if exchange.get("request_body"):
             lines.append(f"   request:  {cut(exchange['request_body'])}")
         if exchange.get("response_body"):

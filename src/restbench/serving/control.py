@@ -26,6 +26,16 @@ BODY_LIMIT = 2000
 HEAD_LIMIT_BYTES = 16 * 1024
 EXCHANGE_LIMIT = 200
 ACTIONS = frozenset({"reset", "exchanges", "busy", "health", "unreached"})
+# Request headers an exchange does not keep: the transport's, the content negotiation's and the
+# credentials' (OpenAPI ignores header parameters named Accept, Content-Type or Authorization).
+# What is left is what a header parameter can carry (Idempotency-Key, If-Match, X-Request-Id).
+UNRECORDED_HEADERS = frozenset({
+    b"host", b"content-length", b"content-type", b"content-encoding", b"transfer-encoding",
+    b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"upgrade", b"expect",
+    b"accept", b"accept-encoding", b"user-agent",
+    b"authorization", b"proxy-authorization", b"cookie", CONTROL_HEADER})
+HEADERS_KEPT = 20
+HEADER_VALUE_LIMIT = 200
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -37,6 +47,22 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 def _text(body: bytes) -> str:
     text = body[:BODY_LIMIT].decode("utf-8", errors="replace")
     return text + "…" if len(body) > BODY_LIMIT else text
+
+
+def recorded_headers(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The request headers an exchange keeps, by lower-case name (repeated ones joined by ", ",
+    as HTTP allows): none of UNRECORDED_HEADERS, at most HEADERS_KEPT, values cut."""
+    kept: dict[str, str] = {}
+    for name, value in headers:
+        name = name.lower()
+        if name in UNRECORDED_HEADERS:
+            continue
+        key = name.decode("latin-1")
+        if key not in kept and len(kept) >= HEADERS_KEPT:
+            continue
+        text = value.decode("latin-1")[:HEADER_VALUE_LIMIT]
+        kept[key] = f"{kept[key]}, {text}" if key in kept else text
+    return kept
 
 
 class ControlledApp:
@@ -102,6 +128,9 @@ class ControlledApp:
                                     if scope.get("query_string") else ""),
             "status": None,
         }
+        headers = recorded_headers(scope["headers"])
+        if headers:
+            exchange["request_headers"] = headers
 
         async def recording_receive() -> Message:
             message = await receive()

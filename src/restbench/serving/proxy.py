@@ -31,7 +31,13 @@ from urllib.parse import urlsplit
 
 import httptools
 
-from restbench.serving.control import BODY_LIMIT, EXCHANGE_LIMIT, HEAD_LIMIT_BYTES, _text
+from restbench.serving.control import (
+    BODY_LIMIT,
+    EXCHANGE_LIMIT,
+    HEAD_LIMIT_BYTES,
+    _text,
+    recorded_headers,
+)
 
 # Headers about one hop of a connection, never forwarded (RFC 9110 section 7.6.1), plus the
 # ones the proxy sets itself.
@@ -472,6 +478,8 @@ class RecordingProxy:
         url = target.decode("ascii", errors="replace")
         body = bytes(request.body)
         exchange: dict[str, Any] = {"method": method, "url": url, "status": None}
+        if sent := recorded_headers(request.headers):
+            exchange["request_headers"] = sent
         started = asyncio.get_running_loop().time()
         if (method, url.split("?", 1)[0]) in self.hidden:
             status, headers, answer = 404, [(b"content-type", b"application/json")], \

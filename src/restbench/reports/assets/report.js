@@ -186,16 +186,24 @@
     return el("span", {class: "outcome-" + outcome}, outcome || "not run");
   }
 
+  // The recorded headers (those a header parameter can carry), one per line, then the body.
+  function requestText(exchange) {
+    const headers = Object.entries(exchange.request_headers || {})
+      .map(([name, value]) => name + ": " + value);
+    return headers.concat([String(exchange.request_body || "").slice(0, 300)])
+      .filter(Boolean).join("\n");
+  }
+
   function exchangesTable(exchanges, total) {
     if (!exchanges.length) return el("p", {class: "hint"}, "no HTTP exchanges recorded");
     return el("div", {class: "trace"},
       el("table", {class: "exchanges"},
-        el("tr", {}, ["#", "method", "url", "status", "request body", "response body"]
+        el("tr", {}, ["#", "method", "url", "status", "request headers and body", "response body"]
           .map((h) => el("th", {class: "text"}, h))),
         exchanges.map((x, i) => el("tr", {},
           el("td", {}, i + 1), el("td", {class: "text"}, x.method),
           el("td", {class: "text"}, x.url), el("td", {}, x.status),
-          el("td", {class: "text"}, String(x.request_body || "").slice(0, 300)),
+          el("td", {class: "text"}, requestText(x)),
           el("td", {class: "text"}, String(x.response_body || "").slice(0, 300))))),
       total > exchanges.length ? el("p", {class: "hint"},
         "first " + exchanges.length + " of " + total + " exchanges") : null);
