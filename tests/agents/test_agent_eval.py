@@ -284,14 +284,17 @@ def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
                    "--llm-config", config)
         done = restbench(*command, cwd=tmp_path)
         first = json.loads((tmp_path / "out" / "results.json").read_text())
-        rerun = restbench(*command, cwd=tmp_path)  # the two failed cases run again
+        rerun = restbench(*command, cwd=tmp_path)  # the two failed cases are judged again
     assert rerun.returncode == 1, rerun.stderr
+    assert "1 finished cases taken from" in rerun.stderr + rerun.stdout
+    assert "0 to run, 2 to judge again" in rerun.stderr + rerun.stdout
     assert first["summary"]["unrecorded_input_tokens"] == 0
-    again = json.loads((tmp_path / "out" / "results.json").read_text())["summary"]
-    # what the replaced results' judge answers cost (the "code" case's 40 + 10 tokens) stays
-    assert (again["unrecorded_input_tokens"], again["unrecorded_output_tokens"]) == (40, 10)
-    assert "more in attempts not in these results" in rerun.stdout
-    assert again["judge_input_tokens"] == first["summary"]["judge_input_tokens"]
+    again = json.loads((tmp_path / "out" / "results.json").read_text())
+    # the "code" case's result holds both of its judge answers (40 + 40 tokens): none is lost
+    assert again["summary"]["unrecorded_input_tokens"] == 0
+    assert {r["test_name"]: r["judge"]["input_tokens"] for r in again["results"]}["code"] == 80
+    assert again["summary"]["judge_input_tokens"] == \
+        first["summary"]["judge_input_tokens"] + 40 + 0  # the 500 of "down" costs nothing
     assert done.returncode == 1, done.stderr
     assert "error: 2 of 3 cases ended in an error" in done.stderr
     data = first
@@ -310,6 +313,50 @@ def test_a_judge_that_gives_no_score_scores_nothing_and_fails_its_case(
     assert f"judge ${usd(summary['judge_cost_usd'])})" in footer
     with (tmp_path / "out" / "results.csv").open() as handle:
         assert [r["response_score"] for r in csv.DictReader(handle)] == ["", "", "0.5"]
+
+
+def test_a_case_whose_judge_failed_is_judged_again_without_running_the_agent(
+        tmp_path: Path, fake_env: None) -> None:
+    """Before: a rerun ran (and paid) the agent again for a case whose answer only lacked a
+    verdict."""
+    suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    judge_up = False
+    agent = _script()
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if request["model"] != "judge":
+            return agent(request)
+        return Reply(content='{"score": 0.75, "reason": "close"}', usage=(30, 5)) if judge_up \
+            else Reply(status=500)
+
+    with FakeLLMServer(reply) as fake:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[defaults]\nbase_url = "{fake.base_url}"\nmax_retries = 0\n'
+                          '[models.judge]\nmodel = "judge"\n'
+                          '[models.fake-model]\nmodel = "fake-model"\n')
+        command = ("agent-eval", "-t", path, "-s", "todo", "-r", tmp_path / "out",
+                   "-m", "fake-model", "--scoring", "llm-judge", "--judge-model", "judge",
+                   "--llm-config", config)
+        failed = restbench(*command, cwd=tmp_path)
+        first = json.loads((tmp_path / "out" / "results.json").read_text())["results"][0]
+        asked = len(fake.requests)
+        judge_up = True
+        rerun = restbench(*command, cwd=tmp_path)
+        again = [r["model"] for r in fake.requests[asked:]]
+    assert failed.returncode == 1 and first["agent"]["error"].startswith("judge: ")
+    assert rerun.returncode == 0, rerun.stderr
+    assert again == ["judge"]  # the agent's three model calls were not made again
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    [result] = data["results"]
+    assert result["score"]["response_score"] == 0.75 and result["agent"]["error"] is None
+    assert result["details"]["judge_reason"] == "close"
+    assert (result["agent"]["steps"], result["agent"]["input_tokens"]) == (3, 300)
+    assert result["score"]["tool_call_score"] == 1.0
+    assert result["details"]["actual_tool_calls"] == first["details"]["actual_tool_calls"]
+    assert result["judge"]["input_tokens"] == 30
+    assert data["summary"]["errors"] == 0 and data["summary"]["unrecorded_input_tokens"] == 0
 
 
 def test_an_agent_that_never_answers_fails_its_case_on_the_time_limit(

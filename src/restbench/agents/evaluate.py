@@ -22,6 +22,7 @@ from restbench.agents.embeddings import similarity
 from restbench.agents.judge import Judgement, judge
 from restbench.agents.llm import system_prompt
 from restbench.agents.results import (
+    JUDGE_ERROR,
     CaseResult,
     EarlierRun,
     Unrecorded,
@@ -223,17 +224,23 @@ class _Evaluation:
                         **self.unrecorded.as_summary()})
 
     def take_over(self, earlier: EarlierRun, work: list[tuple[int, EvalCase, _Target]]
-                  ) -> list[tuple[int, EvalCase, _Target]]:
-        """Reuses what `earlier` finished; what its other cases cost stays in the summary."""
+                  ) -> tuple[list[tuple[int, EvalCase, _Target]], list[_Unjudged]]:
+        """Reuses what `earlier` finished, and the agent's part of the cases where only the
+        judge failed (to be judged again); what its other cases cost stays in the summary.
+        Returns the cases left to run, and those to judge."""
         left = self.reuse(earlier.finished(), work)
-        taken = {result.key for result in self.results}
+        unjudged = earlier.unjudged()
+        to_judge = [_Unjudged(index, case, unjudged[key]) for index, case, target in left
+                    if (key := self.case_key(case, target)) in unjudged]
+        judging = {item.index for item in to_judge}
+        taken = {result.key for result in self.results} | {item.earlier.key for item in to_judge}
         self.unrecorded = earlier.unrecorded
         for result in earlier.results:
             if result.key not in taken or not result.key:
                 self.unrecorded.add(result.cost_usd + result.judge_cost_usd,
                                     result.input_tokens + result.judge_input_tokens,
                                     result.output_tokens + result.judge_output_tokens)
-        return left
+        return [item for item in left if item[0] not in judging], to_judge
 
     def interrupted(self, seen: list[ChatResult]) -> None:
         """A case cancelled (Ctrl-C) before its result was recorded: what its answers cost goes
@@ -353,13 +360,9 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         # An agent that failed without answering: nothing for a paid judge to rate.
         response, extra = 0.0, {"judge_reason": "not asked: the agent gave no answer"}
     else:
-        try:
-            response, extra, verdict = await evaluation.response_score(case, answer.answer,
-                                                                       judge_client)
-        except LLMError as exc:
-            error = error or f"judge: {exc}"
-    if verdict is not None and verdict.score is None:
-        error = error or f"judge: {verdict.reason}"
+        response, extra, verdict, judge_error = await _response(evaluation, case, answer.answer,
+                                                                judge_client)
+        error = error or judge_error
     if answer.details:
         extra["agent_details"] = answer.details
     result = CaseResult(
@@ -383,6 +386,48 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
     if error:
         evaluation.on_event(Notice(f"case {index} ({case.name}): {error}"))
     evaluation.on_event(Advanced(PHASE, case.name))
+
+
+async def _response(evaluation: _Evaluation, case: EvalCase, answer: str,
+                    judge_client: ChatClient | None
+                    ) -> tuple[float | None, dict[str, Any], Judgement | None, str | None]:
+    """`response_score`, with the judge's failure as an error (JUDGE_ERROR ...) instead."""
+    try:
+        response, extra, verdict = await evaluation.response_score(case, answer, judge_client)
+    except LLMError as exc:
+        return None, {}, None, f"{JUDGE_ERROR}{exc}"
+    if verdict is not None and verdict.score is None:
+        return response, extra, verdict, f"{JUDGE_ERROR}{verdict.reason}"
+    return response, extra, verdict, None
+
+
+@dataclass(frozen=True)
+class _Unjudged:
+    """A case of an earlier run whose agent finished and whose judge failed."""
+
+    index: int
+    case: EvalCase
+    earlier: CaseResult
+
+
+async def _judge_again(evaluation: _Evaluation, item: _Unjudged,
+                       judge_client: ChatClient | None) -> None:
+    """Asks the judge about the earlier answer; the agent is not run (nor paid) again. The
+    case's judge cost is both judges' answers."""
+    earlier = item.earlier
+    response, extra, verdict, error = await _response(evaluation, item.case,
+                                                      earlier.response_actual, judge_client)
+    result = replace(
+        earlier, index=item.index, response_score=response, error=error,
+        extra={**{k: v for k, v in earlier.extra.items() if k != "judge_reason"}, **extra},
+        judge_cost_usd=earlier.judge_cost_usd + (verdict.cost_usd if verdict else 0.0),
+        judge_input_tokens=earlier.judge_input_tokens + (verdict.input_tokens if verdict else 0),
+        judge_output_tokens=earlier.judge_output_tokens
+        + (verdict.output_tokens if verdict else 0))
+    await evaluation.record(result)
+    if error:
+        evaluation.on_event(Notice(f"case {item.index} ({item.case.name}): {error}"))
+    evaluation.on_event(Advanced(PHASE, item.case.name))
 
 
 def _settings(config: EvalConfig, agent: Any, targets: dict[str, _Target]) -> dict[str, Any]:
@@ -437,14 +482,18 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
                 target = targets[_service_of(suite, config.service, config.test_file)]
                 work += [(len(work) + i, case, target) for i, case in enumerate(suite.cases)]
             evaluation.planned = len(work)
+            to_judge: list[_Unjudged] = []
             if not config.fresh:
-                work = evaluation.take_over(earlier_run(config.results_dir), work)
-                if evaluation.results:
+                work, to_judge = evaluation.take_over(earlier_run(config.results_dir), work)
+                if evaluation.results or to_judge:
+                    judged = f", {len(to_judge)} to judge again" if to_judge else ""
                     on_event(Notice(f"{len(evaluation.results)} finished cases taken from "
-                                    f"{config.results_dir / 'results.json'}; {len(work)} to run "
-                                    "(--fresh runs every case)"))
+                                    f"{config.results_dir / 'results.json'}; {len(work)} to run"
+                                    f"{judged} (--fresh runs every case)"))
             write_results(config.results_dir, evaluation._summary(), evaluation.results)
-            on_event(PhaseStarted(PHASE, len(work)))
+            on_event(PhaseStarted(PHASE, len(work) + len(to_judge)))
+            for item in to_judge:
+                await _judge_again(evaluation, item, judge_client)
             await _run_all(evaluation, work, pool, agent, chat, judge_client)
     files = write_results(config.results_dir, evaluation._summary(), evaluation.results)
     return EvalReport(evaluation._summary(), sorted(evaluation.results, key=lambda r: r.index),

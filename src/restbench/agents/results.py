@@ -19,6 +19,10 @@ from rich.table import Table
 from restbench.llm.prices import rounded_usd, usd
 from restbench.paths import write_whole
 
+# How a case's error starts when only its judge failed: the agent's part stands, and a rerun
+# asks the judge alone again (restbench.agents.evaluate).
+JUDGE_ERROR = "judge: "
+
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
               "response_score", "response_scoring_type", "missing_keywords",
@@ -209,6 +213,11 @@ class EarlierRun:
     def finished(self) -> dict[str, CaseResult]:
         """The cases it finished without an error, by key (older versions' have no keys)."""
         return {result.key: result for result in self.results if result.key and not result.error}
+
+    def unjudged(self) -> dict[str, CaseResult]:
+        """The cases whose agent finished but whose judge failed, by key."""
+        return {result.key: result for result in self.results
+                if result.key and result.error and result.error.startswith(JUDGE_ERROR)}
 
 
 def earlier_run(directory: Path) -> EarlierRun:
