@@ -32,3 +32,11 @@ def test_collection_error_timeout_no_tests_and_all_skipped_are_errors() -> None:
     assert classify([report("passed")], [], None, True) == (Outcome.ERROR, "timed out")
     assert classify([], [], 5, False) == (Outcome.ERROR, "no test ran")
     assert classify([report("skipped")], [], 0, False)[0] is Outcome.ERROR
+
+
+def test_a_bad_exit_after_passing_tests_names_the_runner_that_exited() -> None:
+    """Before: a Node.js test process that exited with 7 was "pytest exited with code 7"."""
+    assert classify([report("passed")], [], 7, False) == (Outcome.ERROR,
+                                                           "pytest exited with code 7")
+    assert classify([report("passed")], [], 7, False, "node") == (Outcome.ERROR,
+                                                                   "node exited with code 7")

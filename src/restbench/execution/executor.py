@@ -195,8 +195,13 @@ _NODE_LIMIT_OUTPUT = (
 )
 
 
-def _name_the_limit(reason: str, output: str = "", runner: str = PYTEST) -> str:
-    """`reason`, led by the limit it shows was reached, if any."""
+def _name_the_limit(reason: str, output: str = "", runner: str = PYTEST,
+                    output_full: bool = False) -> str:
+    """`reason`, led by the limit it shows was reached, if any. `output_full`: the output
+    reached the file size limit, whose errors then had nowhere to go (Node ignores SIGXFSZ and
+    ends on the failed writes with no word of them)."""
+    if output_full and "file size limit" not in reason:
+        return f"{_FILE_SIZE} reached by the test's output: {reason}"
     for marker, limit in _LIMIT_ERRORS:
         if marker in reason:
             return f"{limit} reached: {reason}"
@@ -430,14 +435,15 @@ class Executor:
             return ExecutionResult(Outcome.ERROR, duration,
                                    reason=f"sandbox failed: {finished.get('error', 'no files')}")
         output = _output_text(files[0])
+        output_full = os.fstat(files[0]).st_size >= FILE_SIZE_LIMIT_BYTES
         report = _report(files[1], nonce)
         if finished.get("timed_out"):
             return ExecutionResult(Outcome.ERROR, duration, output,
                                    f"time limit ({self.timeout_s:g} s, --timeout) reached: "
                                    "timed out")
         if report is None:
-            return ExecutionResult(Outcome.ERROR, duration, output,
-                                   _ended_reason(finished.get("status")))
+            return ExecutionResult(Outcome.ERROR, duration, output, _name_the_limit(
+                _ended_reason(finished.get("status")), output_full=output_full))
         if "crashed" in report:
             return ExecutionResult(Outcome.ERROR, duration, output,
                                    _name_the_limit(f"pytest crashed: {report['crashed']}")[:500])
@@ -450,7 +456,7 @@ class Executor:
             exit_code = report.get("exit_code")
         except (TypeError, ValueError):
             return ExecutionResult(Outcome.ERROR, duration, output, "unreadable pytest report")
-        outcome, reason = classify(tests, collect_errors, exit_code, False)
+        outcome, reason = classify(tests, collect_errors, exit_code, False, runner)
         if outcome is Outcome.ERROR:
-            reason = _name_the_limit(reason, output, runner)
+            reason = _name_the_limit(reason, output, runner, output_full)
         return ExecutionResult(outcome, duration, output, reason, tuple(tests))

@@ -60,8 +60,9 @@ def error_line(report: str) -> str:
 
 
 def classify(tests: list[TestReport], collect_errors: list[str], exit_code: int | None,
-             timed_out: bool) -> tuple[Outcome, str]:
-    """Maps pytest's reports to pass/fail/error, with a short reason for anything but pass."""
+             timed_out: bool, runner: str = "pytest") -> tuple[Outcome, str]:
+    """Maps a runner's reports (pytest's, or the same shape from node and newman) to
+    pass/fail/error, with a short reason for anything but pass."""
     if timed_out:
         return Outcome.ERROR, "timed out"
     if collect_errors:
@@ -75,5 +76,5 @@ def classify(tests: list[TestReport], collect_errors: list[str], exit_code: int 
     if not any(t.when == "call" and t.outcome == "passed" for t in tests):
         return Outcome.ERROR, "no test ran" if not tests else "every test was skipped"
     if exit_code not in (0, None):
-        return Outcome.ERROR, f"pytest exited with code {exit_code}"
+        return Outcome.ERROR, f"{runner} exited with code {exit_code}"
     return Outcome.PASS, ""
