@@ -230,6 +230,40 @@ def test_serve_stops_with_one_line_when_the_service_process_dies(notes: Path) ->
         "error: notes original exited (status -9) while served; its log ends: "), errors
 
 
+def test_serve_shows_what_an_external_service_writes_as_it_comes(notes: Path) -> None:
+    """Before: its output went to a log in serve's scratch folder, unseen (a built-in service's
+    uvicorn log is shown)."""
+    import signal
+    import urllib.request
+
+    from tests.cli_helpers import start_interruptible
+
+    main = notes / "server" / "src" / "main.js"
+    main.write_text(main.read_text().replace(
+        "const server = http.createServer((request, response) => {",
+        "console.log('notes: starting');\n"
+        "const server = http.createServer((request, response) => {\n"
+        "  console.error(`notes saw ${request.method} ${request.url}`);"))
+    serve = start_interruptible("serve", notes, "--port", "0")
+    try:
+        assert serve.stdout is not None and serve.stderr is not None
+        announced = serve.stdout.readline()
+        address = announced.split(" at ")[1].split()[0]
+        assert (urllib.request.urlopen(f"{address}/notes/1", timeout=10).status == 200)
+        seen = []
+        while "notes saw GET /notes/1\n" not in seen:
+            seen.append(serve.stderr.readline())
+            assert seen[-1], seen  # serve's stderr ended without it
+        assert "notes: starting\n" in seen
+    finally:
+        serve.send_signal(signal.SIGINT)  # Ctrl-C: serve cleans up after itself
+        try:
+            serve.wait(timeout=30)
+        finally:
+            serve.kill()
+            serve.wait()
+
+
 def test_serve_of_an_external_service_stops_when_its_throwaway_database_server_exits() -> None:
     """The watch serve keeps: the pool's database server exiting ends it, as for the built-in
     services (the notes fixture keeps its own storage, so the pool is a stand-in here)."""
@@ -246,7 +280,7 @@ def test_serve_of_an_external_service_stops_when_its_throwaway_database_server_e
 
     async def scenario() -> None:
         process = await asyncio.create_subprocess_exec("sleep", "60")
-        server = SimpleNamespace(process=process)
+        server = SimpleNamespace(process=process, log_file=Path("/dev/null"))
         try:
             with pytest.raises(DatabaseError, match="the throwaway PostgreSQL server stopped"):
                 await _until_either_exits(server, DatabaseThatExits())  # type: ignore[arg-type]

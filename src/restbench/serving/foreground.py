@@ -160,6 +160,18 @@ async def _serve_external(implementation: Implementation, listener: socket.socke
             await _until_either_exits(server, pool)
 
 
+async def _echo(log_file: Path, every_s: float = 0.2) -> None:
+    """The service's own output (its start, then what it logs while served) on stderr as it
+    comes, as a built-in service's uvicorn log is shown."""
+    with contextlib.suppress(OSError), log_file.open("rb") as log:
+        while True:
+            if chunk := log.read(65536):
+                sys.stderr.buffer.write(chunk)
+                sys.stderr.flush()
+            else:
+                await asyncio.sleep(every_s)
+
+
 async def _until_either_exits(server: ExternalServer, pool: ServerPool) -> None:
     """Serves until interrupted; the service's process or the throwaway database server
     exiting ends serve with one line (the proxy would answer 502 or the app 500 for good)."""
@@ -169,10 +181,11 @@ async def _until_either_exits(server: ExternalServer, pool: ServerPool) -> None:
 
     watches = {asyncio.create_task(server.process.wait()): "service",
                asyncio.create_task(database_gone()): "database"}
+    echo = asyncio.create_task(_echo(server.log_file))
     try:
         done, _ = await asyncio.wait(watches, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for watch in watches:
+        for watch in (*watches, echo):
             watch.cancel()
     if watches[next(iter(done))] == "database":
         raise DatabaseError(DATABASE_GONE)
