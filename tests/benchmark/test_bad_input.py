@@ -429,3 +429,24 @@ def test_list_reports_the_edits_that_do_not_apply(mini_service: Path) -> None:
     assert lines[0].startswith("problem: ") and "replace text equals find text" in lines[0]
     assert lines[-1] == "error: 1 mutant or benign variant whose edit does not apply (above)"
     assert "mini" in result.stdout  # the table is still shown
+
+
+def test_an_auth_block_the_baselines_cannot_use_is_said_and_a_missing_login_stops_the_run(
+        mini_service: Path, tmp_path: Path) -> None:
+    """Before: with no operation declaring `security`, the baselines never sent the token and
+    scored valid 0% on every requirement that needs a login, without a word; a login operation
+    the document lacks failed every baseline's generation."""
+    login = ("auth:\n  operation: POST /counters/{name}/increment\n  body: {}\n"
+             "  token: value\nseed:")
+    edit(mini_service, "seed:", login)
+    warned = restbench("run", "-s", mini_service, "-g", "golden", "-V", "precise",
+                       "-o", tmp_path / "out")
+    assert warned.returncode == 0, warned.stderr
+    assert (f"{mini_service / 'requirements.yaml'}: auth: no operation of the OpenAPI document "
+            "declares `security`, so the baselines never send the login's token") in \
+        " ".join((warned.stdout + warned.stderr).split())
+    edit(mini_service, "POST /counters/{name}/increment\n  body", "POST /login\n  body")
+    stopped = restbench("run", "-s", mini_service, "-g", "golden", "-o", tmp_path / "again")
+    assert one_line_error(stopped) == (
+        f"error: {mini_service / 'requirements.yaml'}: auth.operation: 'POST /login' is not "
+        "in the service's OpenAPI document")

@@ -255,6 +255,8 @@ class _Runner:
         finally:
             await pool.stop(server)
         _check_operations(service, document)
+        if warning := _auth_unused(service, document):
+            self.on_event(Notice(warning))
         return document
 
     async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
@@ -653,8 +655,30 @@ def _check_operations(service: Service, document: dict[str, Any]) -> None:
                "not in the service's OpenAPI document"
                for requirement in service.requirements for operation in requirement.operations
                if find_operation(document, operation) is None]
+    auth = service.data.auth
+    if auth is not None and find_operation(document, auth.operation) is None:
+        missing.append(f"{service.data_file}: auth.operation: {auth.operation!r} is not in the "
+                       "service's OpenAPI document")
     if missing:
         raise DataError("\n".join(missing))
+
+
+def _auth_unused(service: Service, document: dict[str, Any]) -> str | None:
+    """The warning for an `auth` block that no baseline will use: the baselines send the token
+    only to operations that declare `security`, and none does."""
+    from restbench.generators.baselines.openapi import METHODS, Operation
+
+    if service.data.auth is None:
+        return None
+    for path, item in (document.get("paths") or {}).items():
+        for method, spec in (item.items() if isinstance(item, dict) else ()):
+            if method in METHODS and isinstance(spec, dict) and \
+                    Operation(method.upper(), path, spec).needs_auth(document):
+                return None
+    return (f"{service.data_file}: auth: no operation of the OpenAPI document declares "
+            "`security`, so the baselines never send the login's token (declare a security "
+            "scheme on the operations that need one; in FastAPI, depend on HTTPBearer or "
+            "OAuth2PasswordBearer)")
 
 
 def _prompt_cuts(details: dict[str, Any]) -> list[str]:
