@@ -3,6 +3,7 @@ that differ in one test file, which kills one more mutant in the second run."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from collections.abc import Iterator
@@ -196,6 +197,10 @@ def test_rows_repeated_a_different_number_of_times_are_said_to_be(
     done = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={FIXTURES / 'mini_tests'}",
                      "-V", "precise", "-r", "2", "-o", repeated)
     assert done.returncode == 0, done.stderr
+    (row,) = json.loads((repeated / "scores.json").read_text())["scores"]
+    assert row["ms_per_repetition"] == [row["ms"], row["ms"]]  # the same files both times
+    with (repeated / "scores.csv").open() as handle:
+        assert next(csv.DictReader(handle))["ms_per_repetition"] == f"{row['ms']};{row['ms']}"
     result = restbench("compare", runs["base"], repeated, "--markdown", "-")
     assert result.returncode == 0, result.stderr
     line = ("files · mini · precise: BASE has 1 repetition, NEW 2: each MS is the mean over its "

@@ -92,6 +92,7 @@ def test_aggregate_over_repetitions() -> None:
     assert combined.repetitions == 2
     assert combined.ms == pytest.approx(0.5)  # (6/6 + 0/6) / 2
     assert combined.ms_max_deviation == pytest.approx(0.5)
+    assert combined.ms_per_repetition == pytest.approx((1.0, 0.0))  # in repetition order
     assert combined.killed == pytest.approx(3.0)
     low, high = combined.ms_ci95
     assert 0.0 <= low <= 0.5 <= high <= 1.0

@@ -19,6 +19,7 @@ def _flat(row: ScoreRow) -> dict[str, Any]:
         "variant": row.variant, "requirements": row.requirements,
         "repetitions": score.repetitions, "ms": round(score.ms, 6),
         "ms_max_deviation": round(score.ms_max_deviation, 6),
+        "ms_per_repetition": [round(ms, 6) for ms in score.ms_per_repetition],
         "ms_ci95_low": round(score.ms_ci95[0], 6), "ms_ci95_high": round(score.ms_ci95[1], 6),
         **_subset_columns(row),
         "killed_mean": round(score.killed, 4), "mutants": score.mutants,
@@ -47,12 +48,14 @@ def _subset_columns(row: ScoreRow) -> dict[str, Any]:
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """A list (`ms_per_repetition`) is one cell, its values joined by ";"."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         if not rows:
             return
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: ";".join(map(str, value)) if isinstance(value, list) else value
+                          for key, value in row.items()} for row in rows)
 
 
 def total_cost(result: RunResult) -> dict[str, float | int]:

@@ -171,11 +171,13 @@ def load_scores(path: Path) -> dict[str, Any]:
 
 _TEXT_KEYS = {"generator", "model", "service", "variant", "requirement", "killed_mutants"}
 _FLAG_KEYS = {"valid"}
+_NUMBER_LIST_KEYS = {"ms_per_repetition"}
 
 
 def _check_types(file: Path, where: str, row: dict[str, Any]) -> None:
-    """Names are text, `valid` true or false, everything else a number or null: what compare
-    and report compute with (a hand-edited "ms": "high" was a traceback)."""
+    """Names are text, `valid` true or false, `ms_per_repetition` a list of numbers, everything
+    else a number or null: what compare and report compute with (a hand-edited "ms": "high" was
+    a traceback)."""
     for key, value in row.items():
         if key in _TEXT_KEYS:
             fine = isinstance(value, str)
@@ -183,6 +185,10 @@ def _check_types(file: Path, where: str, row: dict[str, Any]) -> None:
         elif key in _FLAG_KEYS:
             fine = isinstance(value, bool)
             wanted = "true or false"
+        elif key in _NUMBER_LIST_KEYS:
+            fine = isinstance(value, list) and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+            wanted = "a list of numbers"
         else:
             fine = value is None or (isinstance(value, int | float)
                                      and not isinstance(value, bool))

@@ -170,6 +170,9 @@ class AggregateScore:
     self_kill_rate: float | None
     overspecification_rate: float | None
     subsets: Mapping[str, SubsetAggregate | None] = field(default_factory=dict)  # None: empty
+    # each repetition's MS, in repetition order: the spread the interval (over requirements)
+    # does not show, for a researcher's own statistics
+    ms_per_repetition: tuple[float, ...] = ()
 
 
 def _mean_or_none(values: Sequence[float | None]) -> float | None:
@@ -250,4 +253,5 @@ def aggregate(scores: Sequence[Score]) -> AggregateScore:
         self_kill_rate=_mean_or_none([s.self_kill_rate for s in scores]),
         overspecification_rate=_mean_or_none([s.overspecification_rate for s in scores]),
         subsets=subsets,
+        ms_per_repetition=tuple(ms_values),
     )
