@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from restbench.benchmark import load_service
@@ -75,12 +76,14 @@ def _hang_at_import(service: Path) -> None:
 
 
 def test_an_original_that_hangs_at_import_is_one_problem_after_the_start_limit(
-        mini_service: Path) -> None:
-    """Before: the launcher waited in the import for good, and validate with it."""
+        mini_service: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the launcher waited in the import for good, and validate with it. (The limit is
+    30 s; RESTBENCH_START_TIMEOUT_S sets it, here to keep the test short.)"""
+    monkeypatch.setenv("RESTBENCH_START_TIMEOUT_S", "4")
     _hang_at_import(mini_service)
     report = _validate(mini_service)
     assert len(report.problems) == 1, report.problems
-    assert "did not finish importing and warming up within 30 s" in report.problems[0]
+    assert "did not finish importing and warming up within 4 s" in report.problems[0]
     assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
     assert report.executions == 0
 
@@ -94,16 +97,17 @@ STARTUP_HANG = """
 
 
 def test_a_server_stuck_in_its_startup_is_named_by_its_line_and_stops_the_others(
-        mini_service: Path) -> None:
+        mini_service: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: "no answer within 30 s", nothing about where, and each mutant and benign variant
     waited its own 30 s (210 s for a small service)."""
+    monkeypatch.setenv("RESTBENCH_START_TIMEOUT_S", "4")
     main = mini_service / "app" / "main.py"
     anchor = '    app.state.counters = {"a": 1}\n'
     main.write_text(main.read_text().replace(anchor, anchor + STARTUP_HANG, 1))
     report, starts = validate_counting_starts(load_service(mini_service))
-    assert starts == 1  # the original's: one start limit (30 s), not one per implementation
+    assert starts == 1  # the original's: one start limit, not one per implementation
     assert report.problems == [(
-        "mini original did not start: not started within 30 s (its import, create_app or "
+        "mini original did not start: not started within 4 s (its import, create_app or "
         f"startup did not finish) at {main}:13 (and so did 4 mutants and benign variants)")]
 
 
@@ -162,3 +166,15 @@ def test_a_golden_test_that_does_not_compile_is_named_by_file_and_line(
     assert problems == [(f"MINI-01: golden test {golden}:{line}: SyntaxError: invalid "
                          "syntax; its runs on the mutants and benign variants were not judged")]
     assert any(check.ok for check in report.checks)  # MINI-02 is validated as usual
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf"])
+def test_a_start_limit_that_is_not_a_positive_number_is_one_line(value: str,
+                                                                  mini_service: Path) -> None:
+    from tests.cli_helpers import restbench
+
+    done = restbench("validate", "-s", mini_service,
+                     env={"RESTBENCH_START_TIMEOUT_S": value})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: RESTBENCH_START_TIMEOUT_S={value}: not a number of seconds "
+                           "above 0\n")

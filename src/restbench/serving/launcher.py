@@ -53,7 +53,14 @@ from typing import Any
 from restbench import process_names
 from restbench.errors import RestbenchError
 from restbench.execution.namespaces import die_with_parent
-from restbench.serving import inline_sync, memory_folders, originals, reach, shared_field_adapters
+from restbench.serving import (
+    inline_sync,
+    memory_folders,
+    originals,
+    reach,
+    shared_field_adapters,
+    start_limit,
+)
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
            "sqlalchemy", "sqlalchemy.orm", "sqlalchemy.ext.hybrid", "email.utils",
@@ -79,7 +86,7 @@ POSTGRES_FLAG = "--postgres"
 # httptools's with h11's bound on a request's head (serving/bounded_http.py).
 SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = start_limit.DEFAULT_S  # set in `main` (serving.start_limit)
 STACK_SIGNAL = signal.SIGUSR1  # a start out of time: its stack to its log, then SIGKILL
 STACK_WAIT_S = 0.3
 SERVER_LOG_LEVEL = "warning"
@@ -369,7 +376,7 @@ def _load_original(request: dict[str, Any]) -> None:
         _unloadable.discard(root)
     except _OutOfTime:
         _hung[root] = (f"its app did not finish importing and warming up within "
-                       f"{START_TIMEOUT_S:.0f} s (does app/main.py, or a module it imports, "
+                       f"{START_TIMEOUT_S:g} s (does app/main.py, or a module it imports, "
                        "wait for something at import time?)")
     except BaseException:  # noqa: BLE001, S110 - the child imports it itself, reports why
         pass
@@ -442,7 +449,7 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
             os.kill(starting.pid, STACK_SIGNAL)
             time.sleep(STACK_WAIT_S)
         _stop(starting.pid)
-        report: dict[str, Any] = {"error": f"not started within {START_TIMEOUT_S:.0f} s (its "
+        report: dict[str, Any] = {"error": f"not started within {START_TIMEOUT_S:g} s (its "
                                   "import, create_app or startup did not finish)"}
     else:
         try:
@@ -461,6 +468,8 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
 
 
 def main() -> None:
+    global START_TIMEOUT_S
+    START_TIMEOUT_S = start_limit.start_timeout_s()  # the harness refused a bad value already
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The harness gone, its end of stdin closes; but a launcher stuck in a service's import
     # does not read it. SIGTERM then ends what it is doing, and it cleans up as on end of input.

@@ -34,7 +34,7 @@ from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.mutation.start_errors import start_failure
 from restbench.scratch import owned_folder, short_temporary_directory
-from restbench.serving import node_reach
+from restbench.serving import node_reach, start_limit
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
@@ -245,6 +245,7 @@ class ServerPool:
         self._reach_sent: set[str] = set()
         self._node_plans: dict[str, NodePlan | None] = {}
         self.database = DatabaseChoice.parse(database)
+        self._launcher_environment = {**passed_on(), **start_limit.passed_on()}  # checks both
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
             sweep_orphans(in_memory)
@@ -320,7 +321,8 @@ class ServerPool:
                 self._launcher = await asyncio.create_subprocess_exec(
                     sys.executable, "-m", "restbench.serving.launcher",
                     *self._launcher_options(), stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, env=clean_environment(**passed_on()),
+                    stdout=asyncio.subprocess.PIPE,
+                    env=clean_environment(**self._launcher_environment),
                     start_new_session=True)
                 assert self._launcher.stdout is not None
                 ready = await self._launcher.stdout.readline()
