@@ -35,6 +35,8 @@ def test_generated_tests_are_refused_with_the_opt_out_named(tmp_path: Path) -> N
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot sandbox generated tests" in lines[0]
     assert "--no-sandbox" in lines[0]
+    # the limit of 0 is what stops them here, and the line says which setting that is
+    assert "their limit is reached or 0: sysctl user.max_user_namespaces" in lines[0]
     assert "Traceback" not in result.stderr
 
 

@@ -212,6 +212,16 @@ def _name_the_limit(reason: str, output: str = "", runner: str = PYTEST,
     return reason
 
 
+def _namespace_hint(error: str) -> str:
+    """What turns user namespaces on, by how creating one failed: ENOSPC is a limit of 0 (a
+    container's, or a sysctl's), anything else a switch that forbids unprivileged ones."""
+    if "[Errno 28]" in error:
+        return "their limit is reached or 0: sysctl user.max_user_namespaces, or the " \
+               "container's settings"
+    return "Debian: sysctl kernel.unprivileged_userns_clone=1; Ubuntu 24.04 and later: sysctl " \
+           "kernel.apparmor_restrict_unprivileged_userns=0"
+
+
 def default_workers() -> int:
     """One more execution at a time than the machine has CPUs. A lane also waits (on the
     harness, a reset, a relay or a recording proxy, the next server), and the extra lane fills
@@ -304,11 +314,12 @@ class Executor:
         except (WorkerFailed, TimeoutError) as exc:
             raise RestbenchError(f"a test worker failed to start: {exc}") from None
         if not ready.get("ready"):
+            error = str(ready.get("error"))
             raise SandboxUnavailable(
-                f"cannot sandbox generated tests on this machine ({ready.get('error')}); the "
-                "sandbox needs unprivileged user namespaces (Debian: sysctl "
-                f"kernel.unprivileged_userns_clone=1); {NO_SANDBOX_FLAG} runs tests without "
-                "isolation (unsafe: a test can then read your files and API keys)")
+                f"cannot sandbox generated tests on this machine ({error}); the sandbox needs "
+                f"unprivileged user namespaces ({_namespace_hint(error)}); {NO_SANDBOX_FLAG} "
+                "runs tests without isolation (unsafe: a test can then read your files and API "
+                "keys)")
         return worker
 
     async def _replace(self, worker: _Worker) -> None:
