@@ -187,6 +187,7 @@ def _without(calls: list[Call], used: list[Call]) -> list[Call]:
 def tool_call_score(expected: Sequence[Call], actual: Sequence[Call],
                     mode: ArgsMatch = ArgsMatch.EXACT) -> ToolCallScore:
     expected, actual = list(expected), list(actual)
+
     def same_call(e: Call, a: Call) -> bool:
         return e.name == a.name and args_match(e.args, a.args, mode)
 
