@@ -497,16 +497,33 @@ def main() -> None:
     except (BrokenPipeError, SystemExit):  # the harness is gone: nobody to answer
         pass
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for pid in children:
-            _stop(pid)
-        _remove_scratch(folders)
-        for folder in _warm_up_folders:
-            shutil.rmtree(folder, ignore_errors=True)
+        # A killed harness both closes stdin and sends SIGTERM. When the end of input came
+        # first, the SIGTERM could raise SystemExit here, before the clean-up could ignore it,
+        # and the clean-up was skipped (its folders stayed in memory): then it runs again.
+        try:
+            _clean_up(children, folders)
+        except SystemExit:
+            _clean_up(children, folders)
+
+
+_ending = False  # the clean-up has begun: a SIGTERM changes nothing any more
 
 
 def _end(_signum: int, _frame: object) -> None:
-    raise SystemExit
+    if not _ending:
+        raise SystemExit
+
+
+def _clean_up(children: set[int], folders: list[str]) -> None:
+    """Stops the servers and removes the folders; doing it twice does no harm."""
+    global _ending
+    _ending = True
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for pid in children:
+        _stop(pid)
+    _remove_scratch(folders)
+    for folder in _warm_up_folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _remove_scratch(folders: list[str]) -> None:
