@@ -47,9 +47,10 @@ OUTPUT_HEAD = 4000
 OUTPUT_TAIL = 4000
 REPORT_LIMIT_BYTES = 8 * 1024**2
 NO_SANDBOX_FLAG = "--no-sandbox"
+_FILE_SIZE = f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"
 _LIMIT_SIGNALS = {
     signal.SIGXCPU: "CPU time limit",
-    signal.SIGXFSZ: f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)",
+    signal.SIGXFSZ: _FILE_SIZE,
 }
 
 
@@ -176,7 +177,6 @@ def _ended_reason(status: dict[str, Any] | None) -> str:
     return f"exited with status {status.get('code')} before pytest reported"
 
 
-_FILE_SIZE = f"file size limit ({FILE_SIZE_LIMIT_BYTES // 1024**2} MiB a file)"
 _PROCESSES = f"process limit ({PROCESS_LIMIT})"
 # How a limit shows inside the test, and its name in the execution's reason.
 _LIMIT_ERRORS = (
@@ -200,7 +200,7 @@ def _name_the_limit(reason: str, output: str = "", runner: str = PYTEST,
     """`reason`, led by the limit it shows was reached, if any. `output_full`: the output
     reached the file size limit, whose errors then had nowhere to go (Node ignores SIGXFSZ and
     ends on the failed writes with no word of them)."""
-    if output_full and "file size limit" not in reason:
+    if output_full and _FILE_SIZE not in reason:
         return f"{_FILE_SIZE} reached by the test's output: {reason}"
     for marker, limit in _LIMIT_ERRORS:
         if marker in reason:
