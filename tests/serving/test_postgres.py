@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from restbench.benchmark import resolve_services
+from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
 from restbench.serving.postgres import PostgresError, ThrowawayPostgres
@@ -39,6 +40,24 @@ def _gone(pid: int, folder: Path | None = None, within_s: float = 15.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+@needs_postgres
+def test_a_table_stops_growing_at_the_file_size_limit_and_the_server_goes_on() -> None:
+    """The server's data is in memory: a test storing ever more through a service must get an
+    error, not fill the machine's memory. Before the limit, the table below took 290 MB."""
+    rows = 3 * SERVER_FILE_SIZE_LIMIT_BYTES // 1000  # ~1 KB each
+    server = ThrowawayPostgres()
+    url = server.start()
+    try:
+        with psycopg.connect(url, autocommit=True) as connection:
+            with pytest.raises(psycopg.Error, match="File too large"):
+                connection.execute("CREATE TABLE big AS SELECT repeat(md5(i::text), 30) AS x "
+                                   "FROM generate_series(1, %s) AS i", (rows,))
+            connection.execute("CREATE TABLE small AS SELECT 1 AS x")
+            assert connection.execute("SELECT count(*) FROM small").fetchone() == (1,)
+    finally:
+        server.stop()
 
 
 @needs_postgres

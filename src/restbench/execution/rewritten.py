@@ -24,7 +24,6 @@ again, and a folder that cannot be read or written is simply not used.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
 import importlib.util
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from _pytest.assertion import rewrite
 
+from restbench import python_ast
 from restbench.cache_folder import cache_root
 
 SIZE_LIMIT_BYTES = 1024**2  # larger files are rewritten by their test process, as pytest does
@@ -194,9 +194,9 @@ def _compiled(source: bytes, path: str) -> bytes | None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            tree = ast.parse(source, filename=path)
+            tree = python_ast.parse(source, path)
             rewrite.rewrite_asserts(tree, source, path, None)
-            code = compile(tree, path, "exec", dont_inherit=True)
+            code = python_ast.compile_tree(tree, path)
         except Exception:  # noqa: BLE001 - any failure is the test process's to report
             return None
     if caught:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from restbench import python_ast
 from restbench.grading.dataset import Check
 from restbench.grading.security import Finding, analyze
 
@@ -54,7 +55,7 @@ def _regex(check: Check, code: str) -> CheckResult:
 
 def imported_modules(code: str) -> list[tuple[str, int]]:
     """Absolute module names the code imports (also by __import__/import_module of a literal)."""
-    tree = ast.parse(code)
+    tree = python_ast.parse(code)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

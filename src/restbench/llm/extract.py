@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import re
 
+from restbench import python_ast
 from restbench.llm.client import LLMError
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -17,7 +17,7 @@ class NoCodeError(LLMError):
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        python_ast.parse(code)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -36,7 +36,6 @@ import gc
 import io
 import json
 import os
-import resource
 import select
 import shutil
 import signal
@@ -53,7 +52,7 @@ from typing import Any
 
 from restbench import process_names
 from restbench.errors import RestbenchError
-from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES
+from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
 from restbench.execution.namespaces import die_with_parent
 from restbench.serving import (
     inline_sync,
@@ -139,21 +138,13 @@ def _warm_up_tokenize() -> None:
         pass
 
 
-def _limit_file_size(limit: int) -> None:
-    """No file this process writes grows past `limit` (a write past it fails with EFBIG: Python
-    ignores SIGXFSZ), or past a lower limit already set."""
-    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    bound = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (bound, bound))
-
-
 def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     """Runs in the forked child: import the implementation, bind, report the port, serve."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     process_names.name_this_process(process_names.SERVER)
     die_with_parent(signal.SIGKILL)
-    _limit_file_size(SERVER_FILE_SIZE_LIMIT_BYTES)
+    limit_file_size(SERVER_FILE_SIZE_LIMIT_BYTES)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)

@@ -40,6 +40,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from restbench import python_ast
+
 PACKAGE = "app"
 PATCH, REIMPORT, FULL = "patch", "reimport", "full"
 WARM_APP = "warm app"  # patch, and the warm-up's app reused (see `reusable_app`)
@@ -93,7 +95,7 @@ def prepare(original: Original, changed: list[str]) -> None:
         if relative not in original.parsed:
             try:
                 text = (original.root / relative).read_text(encoding="utf-8")
-                tree, blanked = ast.parse(text), ast.parse(text)
+                tree, blanked = python_ast.parse(text), python_ast.parse(text)
             except (OSError, SyntaxError, ValueError):
                 continue
             original.parsed[relative] = ParsedFile(text.splitlines(), tree, _bodies(tree),
@@ -383,12 +385,13 @@ def _code_patches(original: Original, relative: str, new_text: str,
         # The skeleton first: an edit outside the function bodies (a decorator, a signature,
         # a model's field) changes it, and then the bodies need no dump.
         try:
-            blanked = ast.parse(new_text)
+            blanked = python_ast.parse(new_text)
         except SyntaxError:
             return None
         if old.skeleton != ast.dump(_skeleton(blanked)):
             return None
-        new_bodies = _bodies(ast.parse(new_text))  # _skeleton blanked the bodies of `blanked`
+        # A second tree: _skeleton blanked the bodies of `blanked`
+        new_bodies = _bodies(python_ast.parse(new_text))
         if new_bodies is None or old.bodies.keys() != new_bodies.keys():
             return None
         changed = [q for q in old.bodies if old.bodies[q] != new_bodies[q]]
@@ -472,7 +475,7 @@ def _parse_alone(lines: list[str], first: int, last: int, column: int) -> Functi
         return None
     opening = "\n" * (first - 2) + "if 1:\n" if column else "\n" * (first - 1)
     try:
-        module = ast.parse(opening + "".join(lines[first - 1:last]))
+        module = python_ast.parse(opening + "".join(lines[first - 1:last]))
     except (SyntaxError, ValueError):
         return None
     body = module.body
@@ -543,8 +546,8 @@ def _compiled_alone(tree: ast.Module, classes: list[ast.ClassDef], function: Fun
                                  decorator_list=[], lineno=cls.lineno,
                                  col_offset=cls.col_offset, end_lineno=cls.end_lineno,
                                  end_col_offset=cls.end_col_offset)
-    code = compile(ast.Module(body=[*_module_imports(tree.body), statement], type_ignores=[]),
-                   filename, "exec", dont_inherit=True)
+    code = python_ast.compile_tree(
+        ast.Module(body=[*_module_imports(tree.body), statement], type_ignores=[]), filename)
     qualname = ".".join([*(cls.name for cls in classes), function.name])
     return dict(_code_objects(code)).get(qualname)
 
@@ -657,7 +660,7 @@ def _imports_of(module_name: str, module: types.ModuleType) -> set[str]:
     if not filename:
         return set()
     try:
-        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+        tree = python_ast.parse(Path(filename).read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return set()
     package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]

@@ -33,6 +33,7 @@ from typing import Any, Self
 from urllib.parse import quote
 
 from restbench.errors import RestbenchError
+from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
 from restbench.execution.namespaces import die_with_parent
 from restbench.serving.memory_folders import (
     NO_SPACE_TEXT,
@@ -118,9 +119,11 @@ def server_account() -> tuple[int, int] | None:
 # ----- the supervisor process -----
 
 
-def _child_setup(account: tuple[int, int] | None, parent: int,
-                 die_signal: int | None = None) -> Callable[[], None]:
+def _child_setup(account: tuple[int, int] | None, parent: int, die_signal: int | None = None,
+                 file_size_limit: int | None = None) -> Callable[[], None]:
     def setup() -> None:
+        if file_size_limit is not None:
+            limit_file_size(file_size_limit)
         if account is not None:
             os.setgroups([])
             os.setgid(account[1])
@@ -232,7 +235,10 @@ class _Supervised:
                  *options],
                 cwd=self.folder, env=_server_env(), stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT,  # the supervisor has one thread: preexec_fn is safe
-                preexec_fn=_child_setup(self.account, os.getpid(), signal.SIGQUIT))  # noqa: PLW1509
+                # A test that stores ever more through a service gets its error once a table's
+                # file reaches the limit, instead of filling the machine's memory.
+                preexec_fn=_child_setup(self.account, os.getpid(), signal.SIGQUIT,  # noqa: PLW1509
+                                        SERVER_FILE_SIZE_LIMIT_BYTES))
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _ready(self.data):
             if self.process.poll() is not None or time.monotonic() > deadline:

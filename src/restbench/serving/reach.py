@@ -37,6 +37,7 @@ import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from restbench import python_ast
 from restbench.serving import originals
 
 MARKER = "__restbench_reached__"
@@ -95,7 +96,7 @@ def plan(original: originals.Original, edits: list[tuple[str, str, str]]) -> Rea
         if not patches:
             continue
         if relative not in files:
-            files[relative] = ast.parse(_original_text(original, relative))
+            files[relative] = python_ast.parse(_original_text(original, relative))
         needs: set[int] = set()
         for functions, new_code in patches:
             qualname = functions[0].__code__.co_qualname

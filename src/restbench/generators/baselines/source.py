@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -11,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from restbench import python_ast
 from restbench.generators.base import GenerationTask
 
 RUNTIME = Path(__file__).with_name("runtime.py")
@@ -21,7 +21,7 @@ WIDTH = 99
 def runtime_source() -> str:
     """runtime.py without its module docstring, to paste into a generated test."""
     text = RUNTIME.read_text(encoding="utf-8")
-    docstring = ast.parse(text).body[0]
+    docstring = python_ast.parse(text).body[0]
     return "\n".join(text.splitlines()[docstring.end_lineno:]).strip() + "\n"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from restbench import python_ast
 from restbench.grading.security import rules
 from restbench.grading.security.calls_check import CallChecks
 from restbench.grading.security.findings import Finding, Kind
@@ -29,7 +30,7 @@ def analyze(code: str, base_url: str = DEFAULT_BASE_URL) -> list[Finding]:
 
 def _analyze(code: str, base_url: str, depth: int) -> list[Finding]:
     try:
-        tree = ast.parse(code)
+        tree = python_ast.parse(code)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 1
         reason = getattr(exc, "msg", None) or str(exc)
