@@ -19,8 +19,8 @@ from restbench import python_ast
 SOURCE = "\n".join(f"def f{i}(a):\n    return [x + {i} for x in a]" for i in range(50))
 
 
-def _interrupted_parse(parse: Callable[[str], Any]) -> list[str]:
-    """`parse` in this thread, and in another thread while this one's is at its fifth garbage
+def _interrupted_parse(parse: Callable[[str], Any], source: str = SOURCE) -> list[str]:
+    """`parse(source)` in this thread, and in another while this one's is at its fifth garbage
     collection (every allocation collects; the callback hands the interpreter over). Returns
     how each parse ended, in the order they did."""
     handed_over = threading.Event()
@@ -37,7 +37,7 @@ def _interrupted_parse(parse: Callable[[str], Any]) -> list[str]:
 
     def parse_in(name: str) -> None:
         try:
-            parse(SOURCE)
+            parse(source)
             events.append(f"{name} parsed")
         except SystemError as error:
             events.append(f"{name}: {error}")
@@ -90,3 +90,14 @@ def test_the_error_met_anyway_is_parsed_again(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(ast, "parse", broken)
     with pytest.raises(SystemError, match="^something else$"):
         python_ast.parse("x = 1")
+
+
+def test_literals_are_read_back_in_turn_too() -> None:
+    literal = repr([{"id": i, "tags": [str(i), None, i / 2]} for i in range(100)])
+    assert _interrupted_parse(python_ast.literal_eval, literal) == ["this parsed", "other parsed"]
+    if sys.version_info[:2] == (3, 11):
+        assert any("recursion depth mismatch" in event
+                   for event in _interrupted_parse(ast.literal_eval, literal))
+    assert python_ast.literal_eval("  {'a': [1, 2.5, None]}") == {"a": [1, 2.5, None]}
+    with pytest.raises(ValueError, match="malformed"):
+        python_ast.literal_eval("len('x')")

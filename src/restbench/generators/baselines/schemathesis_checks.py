@@ -22,10 +22,10 @@ which need Schemathesis's stateful runner and links between operations.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from typing import Any
 
+from restbench import python_ast
 from restbench.errors import GeneratorError
 from restbench.generators.base import GeneratedTest, GenerationTask
 from restbench.generators.baselines.openapi import needed_schemas, operation_or_fail
@@ -200,7 +200,7 @@ def checked_literal(name: str, value: Any) -> str:
     Python cannot write as a literal, such as an infinite float, would change on the way)."""
     text = literal(name, value)
     try:
-        same = ast.literal_eval(text.partition(" = ")[2]) == value
+        same = python_ast.literal_eval(text.partition(" = ")[2]) == value
     except (ValueError, SyntaxError):
         same = False
     if not same:
