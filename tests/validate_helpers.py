@@ -1,11 +1,16 @@
-"""Validating a service in-process and seeing how many servers it started."""
+"""Validating a service in-process and seeing how many servers it started; running chosen
+golden tests on chosen implementations."""
 
 from __future__ import annotations
 
 import asyncio
 
 from restbench.benchmark.models import Service
+from restbench.engine.backend import ExecutionBackend
+from restbench.engine.jobs import Job
 from restbench.engine.validate import ValidationReport, open_validation_backend, validate_service
+from restbench.execution import ExecutionResult
+from restbench.mutation import implementations_of
 
 
 def validate_counting_starts(service: Service) -> tuple[ValidationReport, int]:
@@ -16,3 +21,21 @@ def validate_counting_starts(service: Service) -> tuple[ValidationReport, int]:
             return report, backend.starts  # type: ignore[attr-defined]
 
     return asyncio.run(validate())
+
+
+async def run_golden_tests(backend: ExecutionBackend, service: Service,
+                           pairs: list[tuple[str, str]]) -> dict[tuple[str, str], ExecutionResult]:
+    """Each (requirement, implementation) pair's golden test on that implementation, by pair;
+    every implementation must start."""
+    implementations = implementations_of(service)
+    results: dict[tuple[str, str], ExecutionResult] = {}
+
+    def done(job: Job, result: ExecutionResult) -> None:
+        results[(job.label, job.implementation.id)] = result
+
+    jobs = [Job(service.golden_code(service.requirement(requirement)),
+                implementations[implementation], requirement)
+            for requirement, implementation in pairs]
+    failures = await backend.execute(jobs, done)
+    assert not failures, failures
+    return results

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from restbench.benchmark import load_service, resolve_services
-from restbench.engine.jobs import Job
 from restbench.engine.validate import ValidationReport, open_validation_backend, validate_service
-from restbench.execution import ExecutionResult
 from restbench.mutation import implementations_of
 from tests.cli_helpers import restbench
+from tests.validate_helpers import run_golden_tests
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # The layered fixture, with a second requirement whose golden test only reads, and two benign
@@ -132,14 +131,12 @@ def test_on_a_builtin_service_the_outcomes_are_those_of_running_everything() -> 
     implementations = implementations_of(todo)
     executed: dict[tuple[str, str], str] = {}
 
-    def done(job: Job, result: ExecutionResult) -> None:
-        executed[(job.label, job.implementation.id)] = result.outcome.value
-
     async def validate_and_run_the_variants() -> ValidationReport:
         async with open_validation_backend(services=[todo]) as backend:
             report = await validate_service(todo, backend=backend)
-            await backend.execute([Job(todo.golden_code(r), implementations[b.id], r.id)
-                                   for r in todo.requirements for b in todo.data.benign], done)
+            results = await run_golden_tests(backend, todo, [
+                (r.id, b.id) for r in todo.requirements for b in todo.data.benign])
+        executed.update({key: result.outcome.value for key, result in results.items()})
         return report
 
     inferred = asyncio.run(validate_and_run_the_variants())

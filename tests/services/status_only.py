@@ -11,11 +11,10 @@ import shutil
 from pathlib import Path
 
 from restbench.benchmark.models import Mutant, MutantKind, Service
-from restbench.engine.jobs import Job
 from restbench.engine.validate import open_validation_backend
 from restbench.execution import ExecutionResult, Outcome
-from restbench.mutation import implementations_of
 from restbench.mutation.apply import ORIGINAL
+from tests.validate_helpers import run_golden_tests
 
 
 def _mentions_status(node: ast.AST) -> bool:
@@ -58,29 +57,18 @@ async def survivors(service: Service) -> tuple[dict[str, ExecutionResult], dict[
     requirement; none where it killed them all). Only as many mutants are run as it takes to
     find one: first the one most likely to survive (an edit the test never reached on the
     original, else the first semantic mutant), then the rest of those whose first was killed."""
-    implementations = implementations_of(service)
-    codes = {r.id: service.golden_code(r) for r in service.requirements}
     async with open_validation_backend(services=[service]) as backend:
-        async def run(targets: list[tuple[str, str]]) -> dict[tuple[str, str], ExecutionResult]:
-            results: dict[tuple[str, str], ExecutionResult] = {}
-
-            def done(job: Job, result: ExecutionResult) -> None:
-                results[(job.label, job.implementation.id)] = result
-
-            jobs = [Job(codes[label], implementations[target], label) for label, target in targets]
-            failures = await backend.execute(jobs, done)
-            assert not failures, failures
-            return results
-
-        originals = {label: result for (label, _), result
-                     in (await run([(r.id, ORIGINAL) for r in service.requirements])).items()}
+        on_originals = await run_golden_tests(backend, service,
+                                              [(r.id, ORIGINAL) for r in service.requirements])
+        originals = {label: result for (label, _), result in on_originals.items()}
         first = {r.id: _likeliest_survivor(r.mutants, originals[r.id].unreached)
                  for r in service.requirements if originals[r.id].outcome is Outcome.PASS}
-        found = {label: mutant for (label, mutant), result in (await run(list(first.items()))).items()
+        on_first = await run_golden_tests(backend, service, list(first.items()))
+        found = {label: mutant for (label, mutant), result in on_first.items()
                  if result.outcome is Outcome.PASS}
         rest = [(r.id, m.id) for r in service.requirements if r.id in first and r.id not in found
                 for m in r.mutants if m.id != first[r.id]]
-        for (label, mutant), result in (await run(rest)).items():
+        for (label, mutant), result in (await run_golden_tests(backend, service, rest)).items():
             if result.outcome is Outcome.PASS:
                 found.setdefault(label, mutant)
     return originals, found
