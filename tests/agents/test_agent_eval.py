@@ -169,7 +169,9 @@ def test_llm_agent_scored_from_the_http_side(suite_file: Path, tmp_path: Path,
 def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path: Path,
                                                      fake_env: None) -> None:
     out = tmp_path / "out"
-    with FakeLLMServer(_script(delay_intent="Is alice's todo 2 done?")) as fake:
+    scripts = {"slow": _script(delay_intent="Is alice's todo 2 done?"), "quick": _script()}
+    script = "slow"
+    with FakeLLMServer(lambda request: scripts[script](request)) as fake:
         env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
         process = start_interruptible("agent-eval", "-t", suite_file, "-s", "todo", "-r", out,
                                       "-m", "fake-model", "--max-steps", "3", cwd=tmp_path,
@@ -187,42 +189,113 @@ def test_an_interrupted_run_keeps_the_finished_cases(suite_file: Path, tmp_path:
             time.sleep(0.1)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert "interrupted; the finished cases are in" in stderr
-    data = json.loads((out / "results.json").read_text())
-    assert data["summary"]["total_tests"] == 1 and not data["summary"]["complete"]
-    # the interrupted case's first answer was paid for: before, it was recorded nowhere
-    assert (data["summary"]["unrecorded_input_tokens"],
-            data["summary"]["unrecorded_output_tokens"]) == (100, 50)
-    assert data["summary"]["planned_tests"] == 5
-    assert data["results"][0]["test_name"] == "perfect"
-    assert len((out / "results.csv").read_text().splitlines()) == 2
+        assert process.returncode == 130, stderr
+        assert "interrupted; the finished cases are in" in stderr
+        data = json.loads((out / "results.json").read_text())
+        assert data["summary"]["total_tests"] == 1 and not data["summary"]["complete"]
+        # the interrupted case's first answer was paid for: before, it was recorded nowhere
+        assert (data["summary"]["unrecorded_input_tokens"],
+                data["summary"]["unrecorded_output_tokens"]) == (100, 50)
+        assert data["summary"]["planned_tests"] == 5
+        assert data["results"][0]["test_name"] == "perfect"
+        assert len((out / "results.csv").read_text().splitlines()) == 2
+        script = "quick"
 
-    def resume(*extra: str) -> tuple[dict[str, Any], list[str], str]:
-        with FakeLLMServer(_script()) as fake:
-            env = {**os.environ, "RESTBENCH_LLM_BASE_URL": fake.base_url}
+        def resume(*extra: str) -> tuple[dict[str, Any], list[str], str]:
+            asked = len(fake.requests)
             done = subprocess.run([sys.executable, "-m", "restbench.cli", "agent-eval", "-t",
                                    suite_file, "-s", "todo", "-r", out, "-m", "fake-model",
-                                   "--max-steps", "3", *extra], cwd=tmp_path, env=env, capture_output=True,
-                                  text=True, timeout=300, check=False)
-            intents = [request["messages"][1]["content"] for request in fake.requests]
-        assert done.returncode == 0, done.stderr
-        return json.loads((out / "results.json").read_text()), intents, done.stderr
+                                   "--max-steps", "3", *extra], cwd=tmp_path, env=env,
+                                  capture_output=True, text=True, timeout=300, check=False)
+            intents = [request["messages"][1]["content"] for request in fake.requests[asked:]]
+            assert done.returncode == 0, done.stderr
+            return json.loads((out / "results.json").read_text()), intents, done.stderr
 
-    # The same command again runs only the cases that did not finish.
-    resumed, intents, stderr = resume()
-    assert "1 finished cases taken from" in stderr
-    assert "List alice's todos." not in intents and "Is alice's todo 2 done?" in intents
-    assert resumed["summary"]["total_tests"] == 5 and resumed["summary"]["complete"]
-    assert resumed["summary"]["unrecorded_input_tokens"] == 100  # kept by the rerun
-    assert resumed["results"][0] == data["results"][0]
-    # Nothing left to run; --fresh runs every case again.
-    again, intents, _ = resume()
-    assert intents == [] and again["results"] == resumed["results"]
-    fresh, intents, _ = resume("--fresh")
-    assert "List alice's todos." in intents
-    assert fresh["summary"]["unrecorded_input_tokens"] == 0
-    assert [_scores(r) for r in fresh["results"]] == [_scores(r) for r in resumed["results"]]
+        # The same command again runs only the cases that did not finish.
+        resumed, intents, stderr = resume()
+        assert "1 finished cases taken from" in stderr
+        assert "List alice's todos." not in intents
+        assert resumed["summary"]["total_tests"] == 5 and resumed["summary"]["complete"]
+        # the interrupted case's paid first answer was kept and reused: its two other steps
+        # were asked, and its cost is the case's now, not unrecorded
+        assert intents.count("Is alice's todo 2 done?") == 2
+        assert resumed["summary"]["unrecorded_input_tokens"] == 0
+        rerun_case = resumed["results"][1]
+        assert rerun_case["details"]["reused_model_calls"] == 1
+        assert rerun_case["agent"]["input_tokens"] == 300
+        assert resumed["results"][0] == data["results"][0]
+        # Nothing left to run; --fresh runs every case again and asks the model again.
+        again, intents, _ = resume()
+        assert intents == [] and again["results"] == resumed["results"]
+        fresh, intents, _ = resume("--fresh")
+        assert "List alice's todos." in intents
+        assert fresh["summary"]["unrecorded_input_tokens"] == 0
+        assert fresh["summary"]["reused_model_calls"] == 0
+        assert [_scores(r) for r in fresh["results"]] == [_scores(r) for r in resumed["results"]]
+
+
+def test_a_rerun_replays_the_answers_an_earlier_attempt_paid_for(
+        tmp_path: Path, fake_env: None) -> None:
+    """Before: agent-eval kept no model answers. A case whose model failed at its third step
+    paid for its first two again, and changing only the scoring paid for every case's agent
+    again. The service's answers hold a new login token on each run, so the requests are not
+    byte-identical; the replay holds as long as the case, the agent and the service's code do."""
+    suite = {"name": "todo", "test_cases": [SUITE["test_cases"][0]]}
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(suite))
+    agent = _script()
+    down = True
+
+    def reply(request: dict[str, Any]) -> Reply:
+        step = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        return Reply(status=500) if down and step == 2 else agent(request)
+
+    def tool_answers(request: dict[str, Any]) -> list[str]:
+        return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+    out = tmp_path / "out"
+    with FakeLLMServer(reply) as fake:
+        config = tmp_path / "models.toml"
+        config.write_text(f'[defaults]\nbase_url = "{fake.base_url}"\nmax_retries = 0\n'
+                          '[models.fake-model]\nmodel = "fake-model"\n')
+
+        def evaluate(*extra: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            asked = len(fake.requests)
+            done = restbench("agent-eval", "-t", path, "-s", "todo", "-r", out, "-m",
+                             "fake-model", "--llm-config", config, *extra, cwd=tmp_path)
+            assert done.returncode == (1 if down else 0), done.stderr
+            return json.loads((out / "results.json").read_text()), fake.requests[asked:]
+
+        failed, first_requests = evaluate()
+        down = False
+        data, requests = evaluate()
+        rescored, rescoring_requests = evaluate("--scoring", "exact")
+        fresh, fresh_requests = evaluate("--scoring", "exact", "--fresh")
+
+    assert "HTTP 500" in failed["results"][0]["agent"]["error"]
+    assert failed["results"][0]["agent"]["input_tokens"] == 200
+    # only the third step was asked; the login's token in the service's answer is new
+    assert len(requests) == 1
+    assert tool_answers(requests[0]) != tool_answers(first_requests[2])
+    [result] = data["results"]
+    assert result["agent"]["error"] is None and result["score"]["tool_call_score"] == 1.0
+    assert (result["agent"]["steps"], result["agent"]["input_tokens"]) == (3, 300)
+    assert result["details"]["reused_model_calls"] == 2
+    # the failed attempt's 200 tokens are in this case's 300 now, not counted twice
+    assert data["summary"]["unrecorded_input_tokens"] == 0
+    assert data["summary"]["reused_model_calls"] == 2
+
+    # other scoring: the case is scored again, and its agent is not paid again
+    assert rescoring_requests == []
+    [rescored_result] = rescored["results"]
+    assert rescored_result["score"]["response_scoring_type"] == "exact"
+    assert rescored_result["details"]["reused_model_calls"] == 3
+    assert rescored_result["details"]["actual_tool_calls"] == result["details"][
+        "actual_tool_calls"]
+    assert rescored["summary"]["unrecorded_input_tokens"] == 0  # 300 taken back
+    # --fresh asks the model again
+    assert len(fresh_requests) == 3 and "reused_model_calls" not in fresh["results"][0]["details"]
+    assert fresh["results"][0]["score"] == rescored_result["score"]
 
 
 def test_a_plugin_agent_by_module_attribute_graded_by_a_judge(

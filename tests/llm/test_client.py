@@ -17,8 +17,10 @@ from restbench.llm import (
     ModelSettings,
     NoCodeError,
     PriceTable,
+    Replay,
     check_credentials,
     extract_python,
+    replay,
     resolve_model,
 )
 from restbench.llm.fake import FakeLLMServer, Reply
@@ -125,6 +127,42 @@ def test_identical_requests_are_answered_from_the_store(tmp_path: Path) -> None:
     assert (again.content, again.cached) == ("first answer", True)  # type: ignore[attr-defined]
     assert fresh.content == "second answer"  # type: ignore[attr-defined]
     assert len(fake.requests) == 2
+
+
+def test_a_replayed_task_gets_its_answers_in_order_whatever_its_tool_messages_hold(
+        tmp_path: Path) -> None:
+    """A task that sets `replay` (an agent-eval case) asks the same question twice and gets two
+    answers, and a second run of the task gets them again in the same order, although its tool
+    messages (the service's answers: new tokens) differ. A different user message does not."""
+    store = ResultStore(tmp_path / "results.sqlite3")
+
+    def conversation(token: str, user: str = "hello") -> list[dict[str, object]]:
+        return [{"role": "user", "content": user},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": "login", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": f'{{"token": "{token}"}}'}]
+
+    def task(fake: FakeLLMServer, scope: str, token: str, user: str = "hello") -> list[object]:
+        async def go() -> list[object]:
+            replay.set(Replay(scope))
+            async with ChatClient(config(fake), cache=store) as client:
+                return [await client.complete(conversation(token, user)) for _ in range(2)]
+        return asyncio.run(go())
+
+    with FakeLLMServer([f"answer {n}" for n in range(1, 7)]) as fake:
+        first = task(fake, "case a", token="t1")
+        again = task(fake, "case a", token="t2")
+        other_case = task(fake, "case b", token="t1")
+        other_question = task(fake, "case a", token="t1", user="bye")
+    assert [(r.content, r.cached) for r in first] == [  # type: ignore[attr-defined]
+        ("answer 1", False), ("answer 2", False)]
+    assert [(r.content, r.cached) for r in again] == [  # type: ignore[attr-defined]
+        ("answer 1", True), ("answer 2", True)]
+    assert [r.content for r in other_case] == ["answer 3", "answer 4"]  # type: ignore[attr-defined]
+    assert [r.content for r in other_question] == [  # type: ignore[attr-defined]
+        "answer 5", "answer 6"]
+    assert len(fake.requests) == 6
 
 
 def test_config_file_names_endpoints_without_holding_keys(tmp_path: Path,

@@ -23,6 +23,7 @@ from restbench.agents.judge import Judgement, judge
 from restbench.agents.llm import system_prompt
 from restbench.agents.results import (
     JUDGE_ERROR,
+    REUSED,
     CaseResult,
     EarlierRun,
     Unrecorded,
@@ -50,12 +51,15 @@ from restbench.benchmark.openapi_doc import service_openapi
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.errors import RestbenchError
 from restbench.llm import (
+    MODEL_CALL_STORE,
     ChatClient,
     ChatResult,
     LLMError,
     ModelSettings,
+    Replay,
     answers_seen,
     check_credentials,
+    replay,
 )
 from restbench.llm.client import spent
 from restbench.mutation import implementations_of
@@ -64,7 +68,7 @@ from restbench.plugins import source_fingerprint
 from restbench.scratch import scratch_folder
 from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import DatabaseChoice
-from restbench.store.sqlite import digest
+from restbench.store.sqlite import ResultStore, digest
 
 PHASE = "cases"
 
@@ -85,7 +89,8 @@ class EvalConfig:
     workers: int = 1
     database: str = "sqlite"
     case_timeout_s: float = 300.0  # an agent that has not answered by then fails the case
-    fresh: bool = False  # run every case, also those results.json holds finished
+    fresh: bool = False  # run every case, also those results.json holds finished, and ask the
+    # models again, also what the folder's model-call store holds
 
 
 @dataclass
@@ -230,7 +235,7 @@ class _Evaluation:
         Returns the cases left to run, and those to judge."""
         left = self.reuse(earlier.finished(), work)
         unjudged = earlier.unjudged()
-        to_judge = [_Unjudged(index, case, unjudged[key]) for index, case, target in left
+        to_judge = [_Unjudged(index, case, target, unjudged[key]) for index, case, target in left
                     if (key := self.case_key(case, target)) in unjudged]
         judging = {item.index for item in to_judge}
         taken = {result.key for result in self.results} | {item.earlier.key for item in to_judge}
@@ -244,11 +249,35 @@ class _Evaluation:
 
     def interrupted(self, seen: list[ChatResult]) -> None:
         """A case cancelled (Ctrl-C) before its result was recorded: what its answers cost goes
-        into the summary, written at once (nothing awaits during a cancellation)."""
-        if seen:
-            usd, usage = spent(seen)
+        into the summary, written at once (nothing awaits during a cancellation). Answers it
+        reused were counted when they were paid."""
+        paid = [answer for answer in seen if not answer.cached]
+        if paid:
+            usd, usage = spent(paid)
             self.unrecorded.add(usd, usage.input_tokens, usage.output_tokens)
             write_results(self.config.results_dir, self._summary(), self.results)
+
+    def answers_reused(self, seen: list[ChatResult]) -> int:
+        """Takes the answers of `seen` that came from the store out of the unrecorded cost (the
+        case's own cost holds them); returns how many there were."""
+        reused = [answer for answer in seen if answer.cached]
+        if reused:
+            usd, usage = spent(reused)
+            self.unrecorded.take_back(usd, usage.input_tokens, usage.output_tokens)
+        return len(reused)
+
+    def replay_for(self, case: EvalCase, target: _Target) -> Replay:
+        """What a case's model calls depend on besides their requests, so that a rerun of the
+        case gets the answers an earlier attempt got (`restbench.llm.Replay`): the case, its
+        service's code and OpenAPI document, the agent, the database. The scoring settings are
+        left out: changing them reruns the case, and its agent is not paid again."""
+        config = self.config
+        return Replay(digest("agent-replay", case.suite, case.path, case.name, case.intent,
+                             target.service.name,
+                             implementations_of(target.service)[ORIGINAL].fingerprint(),
+                             target.openapi, config.agent, config.agent_args,
+                             self.agent_fingerprint,
+                             DatabaseChoice.parse(config.database).describe()))
 
     def case_key(self, case: EvalCase, target: _Target) -> str:
         """What a case's result depends on: the case, and its target's key."""
@@ -330,6 +359,7 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
                          server.base_url, target.openapi, config.max_steps, chat,
                          case.expected if getattr(agent, "uses_expected", False) else None)
         answers_seen.set(seen)  # for a case cut off by the time limit, or interrupted
+        replay.set(evaluation.replay_for(case, target))
         try:
             answer = await asyncio.wait_for(_run_agent(agent, task), config.case_timeout_s)
             error = answer.error
@@ -365,6 +395,8 @@ async def _run_case(evaluation: _Evaluation, index: int, case: EvalCase, target:
         error = error or judge_error
     if answer.details:
         extra["agent_details"] = answer.details
+    if reused := evaluation.answers_reused(seen):
+        extra[REUSED] = reused
     result = CaseResult(
         index=index, suite=case.suite, test_name=case.name, path=case.path,
         service=target.service.name, intent=case.intent,
@@ -407,6 +439,7 @@ class _Unjudged:
 
     index: int
     case: EvalCase
+    target: _Target
     earlier: CaseResult
 
 
@@ -415,11 +448,17 @@ async def _judge_again(evaluation: _Evaluation, item: _Unjudged,
     """Asks the judge about the earlier answer; the agent is not run (nor paid) again. The
     case's judge cost is both judges' answers."""
     earlier = item.earlier
+    seen: list[ChatResult] = []
+    answers_seen.set(seen)
+    replay.set(evaluation.replay_for(item.case, item.target))
     response, extra, verdict, error = await _response(evaluation, item.case,
                                                       earlier.response_actual, judge_client)
+    kept = {k: v for k, v in earlier.extra.items() if k != "judge_reason"}
+    if reused := evaluation.answers_reused(seen):
+        kept[REUSED] = int(kept.get(REUSED, 0)) + reused
     result = replace(
         earlier, index=item.index, response_score=response, error=error,
-        extra={**{k: v for k, v in earlier.extra.items() if k != "judge_reason"}, **extra},
+        extra={**kept, **extra},
         judge_cost_usd=earlier.judge_cost_usd + (verdict.cost_usd if verdict else 0.0),
         judge_input_tokens=earlier.judge_input_tokens + (verdict.input_tokens if verdict else 0),
         judge_output_tokens=earlier.judge_output_tokens
@@ -470,12 +509,16 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
             for warning in warnings:
                 on_event(Notice(warning))
             chat = judge_client = None
-            if "chat" in models:
-                chat = await stack.enter_async_context(ChatClient(models["chat"],
-                                                                  settings.prices))
-            if "judge" in models and config.scoring is ResponseScoring.LLM_JUDGE:
-                judge_client = await stack.enter_async_context(
-                    ChatClient(models["judge"], settings.prices))
+            if models:
+                # Answers are kept: a rerun of a failed or interrupted case, or one whose scoring
+                # changed, pays for no answer twice (see _Evaluation.replay_for).
+                calls = ResultStore(config.results_dir / MODEL_CALL_STORE)
+                stack.callback(calls.close)
+                clients = {role: await stack.enter_async_context(ChatClient(
+                               endpoint, settings.prices, cache=calls,
+                               read_cache=not config.fresh))
+                           for role, endpoint in models.items()}
+                chat, judge_client = clients.get("chat"), clients.get("judge")
             evaluation.settings = {**_settings(config, agent, targets), "warnings": warnings}
             work: list[tuple[int, EvalCase, _Target]] = []
             for suite in suites:

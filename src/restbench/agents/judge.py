@@ -51,7 +51,9 @@ def _read(text: str) -> tuple[float | None, str]:
 async def judge(client: ChatClient, intent: str, expected: str, actual: str) -> Judgement:
     """Raises LLMError when the judge cannot be reached. An answer without a readable score is
     a Judgement without one (its cost still counts), whose reason says what came back."""
-    result = await client.complete(judge_messages(intent, expected, actual), max_tokens=300)
+    # An answer without a score is not kept: asking again (a rerun) gets a new one.
+    result = await client.complete(judge_messages(intent, expected, actual), max_tokens=300,
+                                   usable=lambda answer: _read(answer.content)[0] is not None)
     score, reason = _read(result.content)
     if score is None:
         reason = (f"judge model '{client.config.name}' gave no score (a JSON object with a "

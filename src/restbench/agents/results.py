@@ -22,6 +22,9 @@ from restbench.paths import write_whole
 # How a case's error starts when only its judge failed: the agent's part stands, and a rerun
 # asks the judge alone again (restbench.agents.evaluate).
 JUDGE_ERROR = "judge: "
+# In a case's details: how many of its model answers (agent and judge) came from the folder's
+# store, paid in an earlier attempt of the case.
+REUSED = "reused_model_calls"
 
 CSV_FIELDS = ("index", "suite", "test_name", "service", "keyword_score",
               "grounded_keyword_score", "tool_call_score",
@@ -177,6 +180,7 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "judge_cost_usd": rounded_usd(sum(r.judge_cost_usd for r in results)),
         "judge_input_tokens": sum(r.judge_input_tokens for r in results),
         "judge_output_tokens": sum(r.judge_output_tokens for r in results),
+        "reused_model_calls": sum(int(r.extra.get(REUSED, 0)) for r in results),
         **(extra or {}),
         **{k: v for k, v in settings.items() if k != "response_scoring_type"},
     }
@@ -185,8 +189,8 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
 @dataclass
 class Unrecorded:
     """What case attempts cost whose results are not in the results folder: cases interrupted,
-    and earlier results run again (failed ones, or ones whose settings changed). Agent-eval
-    keeps no model answers, so their cost would otherwise be paid and never shown."""
+    and earlier results run again (failed ones, or ones whose settings changed), less what of
+    it the cases shown reused (their costs count every answer, reused or not)."""
 
     cost_usd: float = 0.0
     input_tokens: int = 0
@@ -196,6 +200,13 @@ class Unrecorded:
         self.cost_usd += usd
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
+
+    def take_back(self, usd: float, input_tokens: int, output_tokens: int) -> None:
+        """Answers a shown case reused: paid in an attempt counted here, so not twice. (An
+        attempt killed before it was counted leaves less here than it paid.)"""
+        self.cost_usd = max(0.0, self.cost_usd - usd)
+        self.input_tokens = max(0, self.input_tokens - input_tokens)
+        self.output_tokens = max(0, self.output_tokens - output_tokens)
 
     def as_summary(self) -> dict[str, Any]:
         return {"unrecorded_cost_usd": rounded_usd(self.cost_usd),
@@ -274,6 +285,9 @@ def _cost(summary_data: dict[str, Any]) -> str:
     agent, judge = summary_data["cost_usd"], summary_data.get("judge_cost_usd", 0.0)
     more = summary_data.get("unrecorded_cost_usd", 0.0)
     also = f"; ${usd(more)} more in attempts not in these results" if more else ""
+    reused = summary_data.get("reused_model_calls", 0)
+    if reused:
+        also += f"; {reused} model answers reused from earlier attempts"
     if summary_data.get("response_scoring_type") != "llm-judge":
         return f"cost ${usd(agent)}{also}"
     return f"cost ${usd(agent + judge)} (agent ${usd(agent)}, judge ${usd(judge)}){also}"

@@ -54,7 +54,8 @@ from restbench.errors import RestbenchError
               show_default=True, help="Seconds an agent may take for one case before it fails.")
 @click.option("--fresh", is_flag=True,
               help="Run every case, also those that results.json in --results-dir holds "
-                   "finished with the same settings.")
+                   "finished with the same settings, and ask the models again, also what "
+                   "model-calls.sqlite3 there holds.")
 @click.option("--schema", is_flag=True, help="Print the test file's JSON Schema and exit.")
 @click.option("--list-tools", is_flag=True, help="Print the tools of --service and exit.")
 def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, agent: str,

@@ -36,7 +36,7 @@ from restbench.grading.results import (
     safe_name,
     write_run,
 )
-from restbench.llm import ChatClient, ModelSettings, check_credentials
+from restbench.llm import MODEL_CALL_STORE, ChatClient, ModelSettings, check_credentials
 from restbench.store import ResultStore
 
 log = logging.getLogger(__name__)
@@ -46,9 +46,6 @@ PHASE = "grade"
 CASES_IN_FLIGHT = 8
 
 WriteTest = Callable[..., Awaitable[GeneratedTest]]
-
-
-CALL_STORE = "model-calls.sqlite3"
 
 
 @dataclass(frozen=True)
@@ -138,7 +135,7 @@ async def grade(config: GradeConfig, on_event: EventHandler = ignore) -> GradeRe
     runs = []
     async with AsyncExitStack() as stack:
         # Answers are kept, so rerunning an interrupted or repeated grade pays for no call twice.
-        calls = ResultStore(config.output_dir / CALL_STORE)
+        calls = ResultStore(config.output_dir / MODEL_CALL_STORE)
         stack.callback(calls.close)
         clients = {name: await stack.enter_async_context(
                        ChatClient(endpoint, settings.prices, cache=calls,

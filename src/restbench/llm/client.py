@@ -100,6 +100,32 @@ answers_seen: contextvars.ContextVar[list[ChatResult] | None] = contextvars.Cont
     "restbench_answers_seen", default=None)
 
 
+class Replay:
+    """Keys for the calls of one task that a rerun of the task should find answered: the
+    `n`-th call of a given form within `scope` (what the task's conversation depends on,
+    such as the case, the agent and the service's code). The form is the request without the
+    contents of its tool messages: those are the service's answers, which its code and the
+    replayed tool calls determine up to values such as fresh tokens and timestamps, which would
+    otherwise make every request after a login new. Set one in `replay` for the task."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self._calls: dict[str, int] = {}
+
+    def key(self, body: dict[str, Any], tag: str | None = None) -> str:
+        form = digest("llm-replay", tag, {**body, "messages": [
+            {**m, "content": ""} if m.get("role") == "tool" else m for m in body["messages"]]})
+        occurrence = self._calls.get(form, 0)
+        self._calls[form] = occurrence + 1
+        return digest(self.scope, form, occurrence)
+
+
+replay: contextvars.ContextVar[Replay | None] = contextvars.ContextVar(
+    "restbench_replay", default=None)
+# What a folder that keeps model answers (grade's, agent-eval's) calls their store.
+MODEL_CALL_STORE = "model-calls.sqlite3"
+
+
 @dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
@@ -345,6 +371,7 @@ class ChatClient:
                        cache_tag: str | None = None, cache_key: str | None = None,
                        usable: Callable[[ChatResult], bool] | None = None) -> ChatResult:
         """One chat completion. `cache_tag` (e.g. the repetition) separates otherwise equal calls.
+        In a task that set `replay`, the key is its `Replay.key` of the body and the tag.
 
         The cache key is the request itself (endpoint, model, messages, parameters) plus the tag;
         a caller whose messages vary run to run for no reason that matters (timings, random ids
@@ -353,6 +380,9 @@ class ChatClient:
         asks again, as it does after a failed call.
         """
         body = self.request_body(messages, tools, max_tokens)
+        replaying = replay.get()
+        if cache_key is None and replaying is not None and self.cache is not None:
+            cache_key = replaying.key(body, cache_tag)
         key = digest("llm-call", self.config.base_url, self.config.model, cache_key) \
             if cache_key is not None else digest("llm-call", self.config.base_url, body, cache_tag)
         if self.cache is None:
