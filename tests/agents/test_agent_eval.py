@@ -542,20 +542,27 @@ def test_a_bad_service_or_a_duplicate_name_is_one_line_naming_file_and_field(
 
 def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: None,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A keyword already in the intent scores under CUGA's keyword score, not grounded."""
+    """A keyword already in the intent scores under CUGA's keyword score, not grounded: it is
+    left out of the grounded score, and a case given every keyword has none (before: such
+    keywords counted as misses, so a perfect agent scored 0.0 on every todo example)."""
     suite = {"name": "grounding", "test_cases": [
         _case("made_up", "Is the todo Water the plants done?", "No, it is open.",
               ["Water the plants", "open"], [(LOGIN, ALICE), (LIST, {})]),
         _case("looked_up", "Add a todo Fix the bike for bob; which id did it get?",
               "It got id 4.", ["Fix the bike", "id 4"],
-              [(LOGIN, BOB), (CREATE, {"title": "Fix the bike"})])]}
+              [(LOGIN, BOB), (CREATE, {"title": "Fix the bike"})]),
+        _case("all_given", "Is Buy milk on alice's list?", "Yes, Buy milk is there.",
+              ["Buy milk"], [(LOGIN, ALICE), (LIST, {})])]}
     path = tmp_path / "suite.json"
     path.write_text(json.dumps(suite))
     scripts = {"Is the todo Water the plants done?": [
         Reply(content="No, Water the plants is still open.")],
         "Add a todo Fix the bike for bob; which id did it get?": [
             Reply(tool_calls=[(LOGIN, BOB), (CREATE, {"title": "Fix the bike"})]),
-            Reply(content="Fix the bike was added with id 4.")]}
+            Reply(content="Fix the bike was added with id 4.")],
+        "Is Buy milk on alice's list?": [
+            Reply(tool_calls=[(LOGIN, ALICE), (LIST, {})]),
+            Reply(content="Yes, Buy milk is on it.")]}
 
     def reply(request: dict[str, Any]) -> Reply:
         step = sum(1 for m in request["messages"] if m["role"] == "assistant")
@@ -569,14 +576,20 @@ def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: N
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     scores = {r["test_name"]: r["score"] for r in data["results"]}
     assert scores["made_up"]["keyword_score"] == 1.0  # no API call, full keyword score
-    assert scores["made_up"]["grounded_keyword_score"] == 0.0
+    assert scores["made_up"]["grounded_keyword_score"] == 0.0  # "open" was not looked up
     assert scores["looked_up"]["keyword_score"] == 1.0
-    # "Fix the bike" was in the intent; only the id came from the service
-    assert scores["looked_up"]["grounded_keyword_score"] == 0.5
-    assert data["summary"]["avg_grounded_keyword_score"] == 0.25
-    assert "grounded" in done.stdout
+    # "Fix the bike" was in the intent; the id, the one keyword left, came from the service
+    assert scores["looked_up"]["grounded_keyword_score"] == 1.0
+    # "Buy milk" is in the intent and in todo's API description
+    assert (scores["all_given"]["keyword_score"], scores["all_given"]["grounded_keyword_score"]
+            ) == (1.0, None)
+    summary = data["summary"]
+    assert (summary["avg_grounded_keyword_score"], summary["grounded_scored_tests"]) == (0.5, 2)
+    footer = next(line for line in done.stdout.splitlines() if "average of 3" in line)
+    assert "0.50 (of 2)" in footer
     with (tmp_path / "out" / "results.csv").open() as handle:
-        assert [r["grounded_keyword_score"] for r in csv.DictReader(handle)] == ["0.0", "0.5"]
+        assert [r["grounded_keyword_score"] for r in csv.DictReader(handle)] == [
+            "0.0", "1.0", ""]
 
 
 def test_a_timed_out_case_keeps_the_tokens_its_model_used(tmp_path: Path, fake_env: None,

@@ -257,6 +257,7 @@ def test_agent_eval_and_grade_folders_are_shown(page: OfflinePage) -> None:
     p = page.page
     agents = p.locator("#agent-eval").inner_text()
     assert "Agent evaluation" in agents and "read-counter" in agents and "50.0%" in agents
+    assert "grounded n/a" in agents  # it was given its one keyword: no grounded score
     graded = p.locator("#grade").inner_text()
     assert "prompt-injection" in graded and "PI-01" in graded and "100.0%" in graded
 

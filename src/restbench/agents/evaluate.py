@@ -110,8 +110,9 @@ class _Target:
 
 
 # Part of every case's key: a result scored by other rules is not reused. 2: header arguments
-# are compared, and a call matches only with the expected answer (a success by default).
-SCORING_RULES = 2
+# are compared, and a call matches only with the expected answer (a success by default). 3: the
+# grounded keyword score is over the keywords the agent was not given.
+SCORING_RULES = 3
 
 
 def normalize_name(name: str) -> str:

@@ -60,7 +60,9 @@ class CaseResult:
     duration_s: float = 0.0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # judge's reason, agent's details
-    grounded_keyword_score: float = 0.0  # keywords only the agent's own tool results gave it
+    # Of the keywords the agent was not given, the share its own tool results gave it; None
+    # when it was given every keyword (restbench.agents.scoring.grounded_keyword_score).
+    grounded_keyword_score: float | None = None
     judge_cost_usd: float = 0.0
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
@@ -76,7 +78,7 @@ class CaseResult:
             "path": self.path,
             "service": self.service,
             "score": {"keyword_score": round(self.keyword_score, 4),
-                      "grounded_keyword_score": round(self.grounded_keyword_score, 4),
+                      "grounded_keyword_score": _rounded(self.grounded_keyword_score),
                       "tool_call_score": round(self.tool_call_score, 4),
                       "response_score": _rounded(self.response_score),
                       "response_scoring_type": self.response_scoring_type},
@@ -134,7 +136,7 @@ class CaseResult:
             for m in self.tool_call_mismatches)
         return {"index": self.index, "suite": self.suite, "test_name": self.test_name,
                 "service": self.service, "keyword_score": round(self.keyword_score, 4),
-                "grounded_keyword_score": round(self.grounded_keyword_score, 4),
+                "grounded_keyword_score": _rounded(self.grounded_keyword_score),
                 "tool_call_score": round(self.tool_call_score, 4),
                 "response_score": _rounded(self.response_score),
                 "response_scoring_type": self.response_scoring_type,
@@ -158,6 +160,11 @@ def _scored(results: list[CaseResult]) -> list[float]:
     return [r.response_score for r in results if r.response_score is not None]
 
 
+def _grounded(results: list[CaseResult]) -> list[float]:
+    """The grounded keyword scores there are: a case given all its keywords has none."""
+    return [r.grounded_keyword_score for r in results if r.grounded_keyword_score is not None]
+
+
 def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
             extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
@@ -165,7 +172,9 @@ def summary(results: list[CaseResult], planned: int, settings: dict[str, Any],
         "planned_tests": planned,
         "complete": len(results) == planned,
         "avg_keyword_score": _mean([r.keyword_score for r in results]),
-        "avg_grounded_keyword_score": _mean([r.grounded_keyword_score for r in results]),
+        # over the cases with a keyword the agent was not given; null when none has one
+        "avg_grounded_keyword_score": _mean(_grounded(results)),
+        "grounded_scored_tests": len(_grounded(results)),
         "avg_tool_call_score": _mean([r.tool_call_score for r in results]),
         # as grade's average: over the cases that have a score; null when none has
         "avg_response_score": _mean(_scored(results)),
@@ -271,12 +280,13 @@ def _two(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _average(summary_data: dict[str, Any]) -> str:
-    """The response average, with how many cases it is over when some have no score."""
-    average = summary_data["avg_response_score"]
+def _average(summary_data: dict[str, Any], average_key: str, count_key: str) -> str:
+    """An average that some cases may have no score for, with how many cases it is over when
+    not all."""
+    average = summary_data.get(average_key)
     if average is None:
         return "-"
-    scored = summary_data.get("response_scored_tests", summary_data["total_tests"])
+    scored = summary_data.get(count_key, summary_data["total_tests"])
     return f"{average:.2f}" if scored == summary_data["total_tests"] else \
         f"{average:.2f} (of {scored})"
 
@@ -318,7 +328,8 @@ def results_table(summary_data: dict[str, Any], results: list[CaseResult]) -> Ta
     table.add_section()
     table.add_row("", f"average of {summary_data['total_tests']}",
                   _two(summary_data['avg_keyword_score']),
-                  _two(summary_data.get('avg_grounded_keyword_score', 0.0)),
+                  _average(summary_data, "avg_grounded_keyword_score", "grounded_scored_tests"),
                   _two(summary_data['avg_tool_call_score']),
-                  _average(summary_data), "", _cost(summary_data))
+                  _average(summary_data, "avg_response_score", "response_scored_tests"), "",
+                  _cost(summary_data))
     return table

@@ -52,6 +52,12 @@ class KeywordScore:
     missing: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class GroundedScore:
+    score: float | None  # None: every keyword was given, or there are none
+    missing: tuple[str, ...]  # the keywords not given that earned nothing
+
+
 def keyword_score(keywords: Sequence[str], answer: str) -> KeywordScore:
     if not keywords:
         return KeywordScore(1.0, ())
@@ -61,18 +67,27 @@ def keyword_score(keywords: Sequence[str], answer: str) -> KeywordScore:
 
 
 def grounded_keyword_score(keywords: Sequence[str], answer: str, given: str,
-                           tool_results: str) -> KeywordScore:
-    """`missing`: the keywords that earned nothing, for whichever reason."""
-    if not keywords:
-        return KeywordScore(1.0, ())
-    plain_answer, plain_given = _plain(answer), _plain(given)
-    # JSON bodies: punctuation becomes a space, so {"id":4,"title":...} holds "id 4"
-    plain_results = (_plain(tool_results),
-                     _plain("".join(ch if ch.isalnum() else " " for ch in tool_results)))
-    missing = tuple(k for k in keywords
-                    if _plain(k) not in plain_answer or _plain(k) in plain_given
-                    or not any(_plain(k) in text for text in plain_results))
-    return KeywordScore((len(keywords) - len(missing)) / len(keywords), missing)
+                           tool_results: str) -> GroundedScore:
+    """The share of the keywords the agent was not given (in `given`: the intent and the
+    system prompt) that its answer holds and its own tool results gave it. A keyword it was
+    given says nothing about whether it looked anything up, so it is left out: a case whose
+    keywords were all given has no score here (todo's API description lists every seeded fact)."""
+    plain_given = _plain(given)
+    to_find = [k for k in keywords if _plain(k) not in plain_given]
+    if not to_find:
+        return GroundedScore(None, ())
+    plain_answer = _plain(answer)
+    not_found = set(missing_from_results(to_find, tool_results))
+    missing = tuple(k for k in to_find if _plain(k) not in plain_answer or k in not_found)
+    return GroundedScore((len(to_find) - len(missing)) / len(to_find), missing)
+
+
+def missing_from_results(keywords: Sequence[str], tool_results: str) -> tuple[str, ...]:
+    """The keywords that tool results (JSON bodies) do not hold, compared as the keyword score
+    does; punctuation in the JSON also counts as a space, so {"id":4,"title":...} holds "id 4"."""
+    forms = (_plain(tool_results),
+             _plain("".join(ch if ch.isalnum() else " " for ch in tool_results)))
+    return tuple(k for k in keywords if not any(_plain(k) in form for form in forms))
 
 
 # --- tool calls ------------------------------------------------------------------------------

@@ -318,7 +318,9 @@
         el("h4", {}, "Cases"),
         folder.results.map((c) => el("details", {class: "case"},
           el("summary", {}, "#" + c.index + " " + c.test_name + " · keyword " +
-            pct(c.score.keyword_score) + " · tool calls " + pct(c.score.tool_call_score) +
+            pct(c.score.keyword_score) + " · grounded " +
+            pct(c.score.grounded_keyword_score) + " · tool calls " +
+            pct(c.score.tool_call_score) +
             " · response " + pct(c.score.response_score) +
             (c.agent && c.agent.error ? " · error: " + c.agent.error : "")),
           el("pre", {}, JSON.stringify(c.details, null, 1)))));
