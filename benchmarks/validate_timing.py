@@ -12,15 +12,16 @@ after the other, so they share the machine's hour. Every run prints four figures
   system time within it (a slow hour on a virtual machine can show there first: the harness's
   forks, exits and copy-on-write faults are kernel work);
 - the load average at its start;
-- a calibration: the time of a fixed pure-Python loop, run just before it. A slow hour shows
-  there too.
+- a calibration: the time of a fixed pure-Python loop (`--calibration-loops` turns, 30
+  million by default), run just before it. A slow hour shows there too.
 
 Then, for each install, it prints the median and range of the wall and CPU times, and how many
 runs finished within `--target-s`. The default is 45 s, issue 12's target for the three built-in
 services.
 
     python benchmarks/validate_timing.py [--rounds 3] [-s todo,conduit,fullstack]
-        [--python [LABEL=]PATH ...] [--target-s 45] [-- more validate arguments]
+        [--python [LABEL=]PATH ...] [--target-s 45] [--calibration-loops N]
+        [-- more validate arguments]
 
 It exits 1 if a validate run fails: a non-zero exit, or a service not reported sound.
 """
@@ -36,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CALIBRATION = "for i in range(30_000_000): pass"
+CALIBRATION_LOOPS = 30_000_000
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,15 @@ class Timing:
     detail: str
 
 
-def calibrate() -> float:
+def calibrate(loops: int) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", CALIBRATION], check=True)
+    subprocess.run([sys.executable, "-c", f"for i in range({loops}): pass"], check=True)
     return time.perf_counter() - started
 
 
-def time_validate(install: Install, services: str, extra: list[str]) -> Timing:
-    loop_s = calibrate()
+def time_validate(install: Install, services: str, extra: list[str],
+                  calibration_loops: int = CALIBRATION_LOOPS) -> Timing:
+    loop_s = calibrate(calibration_loops)
     load = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([install.python, "-m", "restbench.cli", "validate", "-s", services,
@@ -96,6 +98,8 @@ def main() -> None:
                         help="the Python of an install to time (repeatable; default: this one)")
     parser.add_argument("--target-s", type=float, default=45.0,
                         help="the wall time a run should stay within (default: 45)")
+    parser.add_argument("--calibration-loops", type=int, default=CALIBRATION_LOOPS,
+                        help=f"turns of the calibration loop (default: {CALIBRATION_LOOPS:,})")
     parser.add_argument("validate_args", nargs="*", help="more validate arguments (after --)")
     options = parser.parse_args()
     if options.rounds < 1:
@@ -112,7 +116,8 @@ def main() -> None:
     failed = False
     for round_number in range(1, options.rounds + 1):
         for install in installs:
-            timing = time_validate(install, options.services, options.validate_args)
+            timing = time_validate(install, options.services, options.validate_args,
+                                   options.calibration_loops)
             timings[install.label].append(timing)
             failed |= not timing.sound
             print(f"round {round_number}/{options.rounds}  {install.label:{width}}  "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -190,6 +192,28 @@ async def _never_ready(notes: Path, tmp_path: Path) -> None:
     async with ServerPool(tmp_path / "servers") as pool:
         with pytest.raises(ServiceStartError, match="GET /nowhere did not answer 200 within 1 s"):
             await pool.start(implementations_of(service)["original"])
+
+
+def test_an_instance_listening_on_a_port_of_its_own_is_told_so(notes: Path,
+                                                                tmp_path: Path) -> None:
+    """Before: only "no answer", and the user was left to find out why."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        own_port = probe.getsockname()[1]
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace('PORT = "{port}"', f'PORT = "{own_port}"')
+                        .replace("timeout_s = 20", "timeout_s = 2"))
+    service = load_service(notes)
+
+    async def start() -> None:
+        async with ServerPool(tmp_path / "servers") as pool:
+            await pool.start(implementations_of(service)["original"])
+
+    with pytest.raises(ServiceStartError) as raised:
+        asyncio.run(start())
+    assert re.search(rf"GET /health did not answer 200 within 2 s \(no answer: it listens on "
+                     rf"port {own_port}, not on \d+, the port restbench gave it as \{{port\}} in "
+                     r"the \[start\] command or env; ", str(raised.value)), str(raised.value)
 
 
 def test_a_reset_command_gets_the_placeholders_and_is_measured(notes: Path,

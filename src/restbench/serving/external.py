@@ -32,6 +32,7 @@ from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.execution.namespaces import die_with_parent
 from restbench.mutation import Implementation
+from restbench.serving.listening import listening_ports
 from restbench.serving.logs import log_tail
 from restbench.serving.node_reach import NodePlan, NodeReachProbe
 from restbench.serving.proxy import RecordingProxy
@@ -328,6 +329,17 @@ async def start_external(implementation: Implementation, replica: int, copy: Pat
     return server
 
 
+def _elsewhere(server: ExternalServer) -> str:
+    """Where an instance that never answered listens instead of its port, if anywhere."""
+    others = sorted(listening_ports(server.process.pid) - {server.port})
+    if not others:
+        return ""
+    ports = ", ".join(map(str, others))
+    return (f": it listens on {'port' if len(others) == 1 else 'ports'} {ports}, not on "
+            f"{server.port}, the port restbench gave it as {{port}} in the [start] command or "
+            "env")
+
+
 async def _wait_ready(server: ExternalServer, upstream: str, name: str) -> None:
     start = server.manifest.start
     ready = Request(start.ready)
@@ -349,6 +361,8 @@ async def _wait_ready(server: ExternalServer, upstream: str, name: str) -> None:
                     return
                 answered = f"last answered {response.status_code}"
             if loop.time() > deadline:
+                if answered == "no answer":
+                    answered += _elsewhere(server)
                 raise ServiceStartError(f"{name} did not start: {start.ready} did not answer 200 "
                                         f"within {start.timeout_s:g} s ({answered}; the "
                                         f"[start] ready route of service.toml); log: "
