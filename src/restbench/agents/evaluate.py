@@ -107,6 +107,8 @@ class _Target:
     service: Service
     openapi: dict[str, Any] = field(default_factory=dict)
     tools: list[Tool] = field(default_factory=list)
+    # The original that served the document, kept running for the first worker's cases.
+    server: RunningServer | None = None
 
 
 # Part of every case's key: a result scored by other rules is not reused. 2: header arguments
@@ -203,8 +205,11 @@ async def load_targets(suites: list[EvalSuite], config: EvalConfig,
     targets: dict[str, _Target] = {}
     problems: list[str] = []
     for name, its_suites in wanted.items():
-        service, openapi, tools = await service_tools(name, pool)
-        targets[name] = _Target(service, openapi, tools)
+        service = resolve_services([name])[0]
+        server = await pool.start(implementations_of(service)[ORIGINAL])
+        openapi = await fetch_openapi(server)
+        tools = tools_from_openapi(service.name, openapi)
+        targets[name] = _Target(service, openapi, tools, server)
         cases = [case for suite in its_suites for case in suite.cases]
         problems += _check_tool_names(cases, tools, service.name, config.test_file)
     return targets, problems
@@ -557,8 +562,9 @@ async def _run_all(evaluation: _Evaluation, work: list[tuple[int, EvalCase, _Tar
             queue.put_nowait(item)
         target = items[0][2]
         replicas = min(evaluation.config.workers, len(items))
-        servers = [await pool.start(implementations_of(target.service)["original"], replica)
-                   for replica in range(replicas)]
+        servers = [target.server or await pool.start(implementations_of(target.service)[ORIGINAL])]
+        servers += [await pool.start(implementations_of(target.service)[ORIGINAL], replica)
+                    for replica in range(1, replicas)]
 
         async def worker(server: RunningServer,
                          queue: asyncio.Queue[tuple[int, EvalCase, _Target]]) -> None:
