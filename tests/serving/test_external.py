@@ -8,9 +8,11 @@ import json
 import re
 import shutil
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from restbench.benchmark import load_service
@@ -214,6 +216,59 @@ def test_an_instance_listening_on_a_port_of_its_own_is_told_so(notes: Path,
     assert re.search(rf"GET /health did not answer 200 within 2 s \(no answer: it listens on "
                      rf"port {own_port}, not on \d+, the port restbench gave it as \{{port\}} in "
                      r"the \[start\] command or env; ", str(raised.value)), str(raised.value)
+
+
+GROWING_SERVER = """\
+import os, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.answer(200, b"ok")
+
+    def do_POST(self):
+        if self.path != "/grow":
+            return self.answer(200, b"reset")
+        try:
+            with open(os.path.join(os.environ["DATA_DIR"], "big"), "wb") as file:
+                for _ in range(136):
+                    file.write(bytes(1024 * 1024))
+        except OSError as exc:
+            return self.answer(500, str(exc).encode())
+        self.answer(200, b"written")
+
+    def answer(self, status, body):
+        self.send_response(status)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+"""
+
+
+def test_a_file_an_external_instance_writes_stops_at_the_servers_limit(
+        notes: Path, tmp_path: Path) -> None:
+    """Before: an external service's files were not bounded, so a test could make it fill the
+    machine's memory (its data in a tmpfs). Now a write past 128 MiB fails, in any language,
+    and the instance goes on."""
+    (notes / "server" / "grow.py").write_text(GROWING_SERVER)
+    manifest = notes / "service.toml"
+    manifest.write_text(manifest.read_text().replace('command = ["node", "dist/main.js"]',
+                                                     f'command = ["{sys.executable}", "grow.py"]'))
+    service = load_service(notes)
+
+    async def grow() -> tuple[int, str, int]:
+        async with ServerPool(tmp_path / "servers") as pool:
+            server = await pool.start(implementations_of(service)["original"])
+            async with httpx.AsyncClient(base_url=server.base_url, trust_env=False) as client:
+                grown = await client.post("/grow", timeout=60)
+                alive = await client.get("/health")
+            return grown.status_code, grown.text, alive.status_code
+
+    status, text, alive = asyncio.run(grow())
+    assert (status, alive) == (500, 200), text
+    assert "File too large" in text
 
 
 def test_a_reset_command_gets_the_placeholders_and_is_measured(notes: Path,

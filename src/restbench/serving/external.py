@@ -30,6 +30,7 @@ from restbench.benchmark.manifest import Manifest, Request, fill
 from restbench.cache_folder import cache_root
 from restbench.errors import ServiceStartError
 from restbench.execution.environment import clean_environment
+from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
 from restbench.execution.namespaces import die_with_parent
 from restbench.mutation import Implementation
 from restbench.serving.listening import listening_ports
@@ -54,6 +55,16 @@ def _tree_fingerprint(tree: Path, command: list[str]) -> str:
 def _die_with_harness() -> None:
     """In the child before exec: killed when the harness dies, even by SIGKILL."""
     die_with_parent(signal.SIGKILL)
+
+
+def _instance_child() -> None:
+    """In an instance's child before exec: as `_die_with_harness`, and no file it writes (its
+    data, its log) grows past the built-in servers' limit. SIGXFSZ is ignored, and stays so
+    through exec, so a write past the limit fails (EFBIG) in any language instead of killing
+    the instance: the service answers its error, as a built-in one does."""
+    _die_with_harness()
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit_file_size(SERVER_FILE_SIZE_LIMIT_BYTES)
 
 
 _ERROR_LINE = re.compile(r"^\s*((?:[\w.]+)?(?:Error|Exception)\b.*)$")
@@ -304,7 +315,7 @@ async def start_external(implementation: Implementation, replica: int, copy: Pat
             process = await asyncio.create_subprocess_exec(
                 *command, cwd=tree, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
                 env=clean_environment(HOME=str(data_dir), **extra), start_new_session=True,
-                preexec_fn=_die_with_harness)
+                preexec_fn=_instance_child)
         except OSError as exc:
             if probe is not None:
                 await probe.close()
