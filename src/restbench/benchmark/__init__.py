@@ -1,31 +1,28 @@
 """Benchmark data: services, requirements, mutants and golden tests."""
 
-from restbench.benchmark.loader import (
-    builtin_service_names,
-    load_service,
-    recorded_name,
-    resolve_services,
-)
-from restbench.benchmark.models import (
-    BenignVariant,
-    Edit,
-    Mutant,
-    Requirement,
-    Service,
-    ServiceData,
-    Variant,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BenignVariant",
-    "Edit",
-    "Mutant",
-    "Requirement",
-    "Service",
-    "ServiceData",
-    "Variant",
-    "builtin_service_names",
-    "load_service",
-    "recorded_name",
-    "resolve_services",
-]
+from restbench.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from restbench.benchmark.loader import (
+        builtin_service_names,
+        load_service,
+        recorded_name,
+        resolve_services,
+    )
+    from restbench.benchmark.models import (
+        BenignVariant,
+        Edit,
+        Mutant,
+        Requirement,
+        Service,
+        ServiceData,
+    )
+    from restbench.benchmark.variant import Variant
+
+__all__, __getattr__ = lazy_exports(__name__, {
+    "loader": ("builtin_service_names", "load_service", "recorded_name", "resolve_services"),
+    "models": ("BenignVariant", "Edit", "Mutant", "Requirement", "Service", "ServiceData"),
+    "variant": ("Variant",),
+})

@@ -11,13 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from restbench.benchmark.manifest import Manifest, renamed
 from restbench.benchmark.text_files import read_text
-
-
-class Variant(str, enum.Enum):
-    """Which wording of a requirement a generator is given."""
-
-    PRECISE = "precise"
-    VAGUE = "vague"
+from restbench.benchmark.variant import Variant
 
 
 class Database(str, enum.Enum):

@@ -6,13 +6,13 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from restbench.benchmark import Service, Variant, resolve_services
-from restbench.benchmark.selection import select_requirements
+from restbench.benchmark.variant import Variant
 from restbench.cli.common import (
     DEFAULT_GENERATORS,
     FiniteFloat,
@@ -33,25 +33,15 @@ from restbench.cli.common import (
     timeout_option,
     workers_option,
 )
-from restbench.engine import (
-    RunConfig,
-    run_benchmark,
-    validate_in_turn,
-    validate_service,
-)
-from restbench.engine.backend import ExecutionBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted
-from restbench.engine.flaky import flaky_outcomes
-from restbench.engine.validate import open_validation_backend
 from restbench.errors import RestbenchError
-from restbench.llm.config import CONFIG_ENV
-from restbench.llm.prices import usd
-from restbench.paths import not_writable
-from restbench.reports import score_table, validation_table, write_results
-from restbench.reports.export import SCORE_FILES, total_cost
-from restbench.reports.summary import generation_failure_summary
-from restbench.reports.table import services_table
 from restbench.wording import counted
+
+# The harness is imported by the command that needs it, not here: `restbench --help` and a
+# usage error need none of it (~0.5 s of imports).
+if TYPE_CHECKING:
+    from restbench.benchmark import Service
+    from restbench.engine.backend import ExecutionBackend
 
 # validate keeps nothing between runs: what it finished is what it printed.
 NOT_STORED = "interrupted; validate stores nothing, the reports above are all it finished"
@@ -62,7 +52,9 @@ NOT_STORED = "interrupted; validate stores nothing, the reports above are all it
 def list_services(services: tuple[str, ...]) -> None:
     """Show the services (built-in, or those given with -s) with their requirement and mutant
     counts, by mutant kind."""
+    from restbench.benchmark import resolve_services
     from restbench.mutation import edit_problems
+    from restbench.reports.table import services_table
 
     try:
         services = resolve_services(split(services) or None)  # type: ignore[assignment]
@@ -115,6 +107,9 @@ def validate(services: tuple[str, ...], requirements: tuple[str, ...], repeat: i
              workers: int | None, timeout_s: float, database: str, no_sandbox: bool,
              ray: str | None, execute_all: bool) -> None:
     """Check that every golden test passes on the original and kills each of its mutants."""
+    from restbench.benchmark import resolve_services
+    from restbench.benchmark.selection import select_requirements
+
     try:
         chosen = select_requirements(resolve_services(split(services)),
                                      split(requirements))
@@ -132,6 +127,10 @@ async def _validate_each(services: list[Service], workers: int | None, timeout_s
                          database: str, sandbox: bool, ray: str | None, execute_all: bool) -> int:
     """The services one after the other, on one set of servers and test workers (the next
     one's executions start as the last ones of the one before run: see validate_in_turn)."""
+    from restbench.engine import validate_in_turn
+    from restbench.engine.validate import open_validation_backend
+    from restbench.reports import validation_table
+
     all_ok = True
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
                                        sandbox=sandbox, ray=ray, on_event=print_notice,
@@ -168,6 +167,8 @@ async def _validate_repeatedly(services: list[Service], repeat: int, workers: in
                                timeout_s: float, database: str, sandbox: bool,
                                ray: str | None = None) -> int:
     """`validate --repeat N`: every outcome that differs between repetitions is flaky."""
+    from restbench.engine.validate import open_validation_backend
+
     bad = False
     async with open_validation_backend(workers=workers, timeout_s=timeout_s, database=database,
                                        sandbox=sandbox, ray=ray, on_event=print_notice,
@@ -180,6 +181,9 @@ async def _validate_repeatedly(services: list[Service], repeat: int, workers: in
 async def _repeat_one(service: Service, repeat: int, database: str,
                       backend: ExecutionBackend) -> bool:
     """Whether any outcome of `service` changed, or any repetition found a problem."""
+    from restbench.engine import validate_service
+    from restbench.engine.flaky import flaky_outcomes
+
     reports = []
     for number in range(1, repeat + 1):
         with progress() as handle:
@@ -242,6 +246,13 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
         timeout_s: float, database: str, no_sandbox: bool, ray: str | None,
         execute_all: bool, generation_timeout_s: float | None) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
+    from restbench.engine import RunConfig, run_benchmark
+    from restbench.llm.config import CONFIG_ENV
+    from restbench.llm.prices import usd
+    from restbench.reports import score_table, write_results
+    from restbench.reports.export import total_cost
+    from restbench.reports.summary import generation_failure_summary
+
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
     try:
@@ -286,6 +297,9 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
 
 def _check_score_files(output_dir: Path) -> None:
     """A folder or a read-only file where the scores go is found before the run, not after."""
+    from restbench.paths import not_writable
+    from restbench.reports.export import SCORE_FILES
+
     for name in SCORE_FILES.values():
         path = output_dir / name
         if path.is_dir():
@@ -326,6 +340,7 @@ def prices(llm_config: Path | None) -> None:
 @database_option
 def serve(service: str, mutant: str | None, host: str, port: int, database: str) -> None:
     """Start one implementation of SERVICE in the foreground (Ctrl-C stops it)."""
+    from restbench.benchmark import resolve_services
     from restbench.serving.foreground import serve_foreground
 
     try:

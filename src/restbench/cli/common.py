@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -26,14 +26,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from restbench.engine import (
-    Advanced,
-    Event,
-    Notice,
-    PhaseStarted,
-)
+from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
 from restbench.errors import RestbenchError
-from restbench.generators import GeneratorSpec
+
+if TYPE_CHECKING:
+    from restbench.generators import GeneratorSpec
 
 # Tables are wide; when output goes to a file or a pipe (a CI log), never squeeze them: a squeezed
 # column ends in "…", also a number's. A terminal squeezes to its width.
@@ -122,6 +119,8 @@ def split(values: tuple[str, ...]) -> list[str]:
 
 
 def generator_specs(names: list[str], args: tuple[str, ...]) -> list[GeneratorSpec]:
+    from restbench.generators import GeneratorSpec
+
     per_generator: dict[str, dict[str, str]] = {name: {} for name in names}
     for arg in args:
         key, sep, value = arg.partition("=")

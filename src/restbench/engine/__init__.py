@@ -1,25 +1,21 @@
 """Orchestration: validating benchmark data and running generators x models x requirements."""
 
-from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
-from restbench.engine.run import RunConfig, RunResult, ScoreRow, run_benchmark
-from restbench.engine.validate import (
-    RequirementCheck,
-    ValidationReport,
-    validate_in_turn,
-    validate_service,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Advanced",
-    "Event",
-    "Notice",
-    "PhaseStarted",
-    "RequirementCheck",
-    "RunConfig",
-    "RunResult",
-    "ScoreRow",
-    "ValidationReport",
-    "run_benchmark",
-    "validate_in_turn",
-    "validate_service",
-]
+from restbench.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
+    from restbench.engine.run import RunConfig, RunResult, ScoreRow, run_benchmark
+    from restbench.engine.validate import (
+        RequirementCheck,
+        ValidationReport,
+        validate_in_turn,
+        validate_service,
+    )
+
+__all__, __getattr__ = lazy_exports(__name__, {
+    "events": ("Advanced", "Event", "Notice", "PhaseStarted"),
+    "run": ("RunConfig", "RunResult", "ScoreRow", "run_benchmark"),
+    "validate": ("RequirementCheck", "ValidationReport", "validate_in_turn", "validate_service"),
+})
