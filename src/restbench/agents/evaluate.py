@@ -225,6 +225,7 @@ class _Evaluation:
         self.planned = 0
         self.settings: dict[str, Any] = {}
         self._target_keys: dict[str, str] = {}
+        self._replay_bases: dict[str, str] = {}
         self.started = time.monotonic()
         self._write_lock = asyncio.Lock()
         self.unrecorded = Unrecorded()
@@ -277,13 +278,15 @@ class _Evaluation:
         case gets the answers an earlier attempt got (`restbench.llm.Replay`): the case, its
         service's code and OpenAPI document, the agent, the database. The scoring settings are
         left out: changing them reruns the case, and its agent is not paid again."""
-        config = self.config
-        return Replay(digest("agent-replay", case.suite, case.path, case.name, case.intent,
-                             target.service.name,
-                             implementations_of(target.service)[ORIGINAL].fingerprint(),
-                             target.openapi, config.agent, config.agent_args,
-                             self.agent_fingerprint,
-                             DatabaseChoice.parse(config.database).describe()))
+        name = target.service.name
+        if name not in self._replay_bases:
+            config = self.config
+            self._replay_bases[name] = digest(
+                "agent-replay", name, implementations_of(target.service)[ORIGINAL].fingerprint(),
+                target.openapi, config.agent, config.agent_args, self.agent_fingerprint,
+                DatabaseChoice.parse(config.database).describe())
+        return Replay(digest(self._replay_bases[name], case.suite, case.path, case.name,
+                             case.intent))
 
     def case_key(self, case: EvalCase, target: _Target) -> str:
         """What a case's result depends on: the case, and its target's key."""
