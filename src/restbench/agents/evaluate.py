@@ -166,16 +166,25 @@ async def fetch_openapi(server: RunningServer) -> dict[str, Any]:
     return await service_openapi(server.implementation.service, server.base_url)
 
 
+async def _served_target(name: str, pool: ServerPool) -> _Target:
+    """A service's original, started, with the OpenAPI document it serves and its tools."""
+    service = resolve_services([name])[0]
+    server = await pool.start(implementations_of(service)[ORIGINAL])
+    try:
+        openapi = await fetch_openapi(server)
+    except BaseException:
+        await pool.stop(server)
+        raise
+    return _Target(service, openapi, tools_from_openapi(service.name, openapi), server)
+
+
 async def service_tools(name: str, pool: ServerPool) -> tuple[Service, dict[str, Any],
                                                               list[Tool]]:
     """A service's OpenAPI document, served by its running original, and its tools."""
-    service = resolve_services([name])[0]
-    server = await pool.start(implementations_of(service)["original"], replica=999)
-    try:
-        openapi = await fetch_openapi(server)
-    finally:
-        await pool.stop(server)
-    return service, openapi, tools_from_openapi(service.name, openapi)
+    target = await _served_target(name, pool)
+    assert target.server is not None
+    await pool.stop(target.server)
+    return target.service, target.openapi, target.tools
 
 
 async def list_tools(name: str, database: str = "sqlite") -> list[Tool]:
@@ -205,13 +214,10 @@ async def load_targets(suites: list[EvalSuite], config: EvalConfig,
     targets: dict[str, _Target] = {}
     problems: list[str] = []
     for name, its_suites in wanted.items():
-        service = resolve_services([name])[0]
-        server = await pool.start(implementations_of(service)[ORIGINAL])
-        openapi = await fetch_openapi(server)
-        tools = tools_from_openapi(service.name, openapi)
-        targets[name] = _Target(service, openapi, tools, server)
+        target = targets[name] = await _served_target(name, pool)
         cases = [case for suite in its_suites for case in suite.cases]
-        problems += _check_tool_names(cases, tools, service.name, config.test_file)
+        problems += _check_tool_names(cases, target.tools, target.service.name,
+                                      config.test_file)
     return targets, problems
 
 
