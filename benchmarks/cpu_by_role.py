@@ -3,7 +3,7 @@
 Runs `restbench run ARGS` (in a scratch output folder unless ARGS name one), or with
 `--command validate` `restbench validate ARGS`, reads /proc every
 few milliseconds meanwhile, and prints the CPU time (user and system) of each role: the harness,
-the test workers and the test processes they fork, the launcher and the service servers it forks,
+the test workers (with the templates that fork them) and the test processes they fork, the launcher and the service servers it forks,
 servers in other languages (Node.js), the helper that draws Schemathesis requests. The total is
 exact (the run's rusage, as `time` reports it); the roles are read from /proc:
 
@@ -76,9 +76,13 @@ def _role(pid: int, census: _Census, root: int) -> str:
     if pid == root:
         return "harness"
     command = seen.command
-    parent_command = census.processes.get(seen.parent, _Seen(0)).command
+    parent = census.processes.get(seen.parent, _Seen(0))
+    parent_command = parent.command
     if "restbench.execution.worker" in command:
-        return "test processes" if "restbench.execution.worker" in parent_command \
+        # the workers' template (the harness's child), a worker it forked, or a test process
+        # that worker forked: all three show the template's command line
+        grandparent_command = census.processes.get(parent.parent, _Seen(0)).command
+        return "test processes" if "restbench.execution.worker" in grandparent_command \
             else "test workers"
     if "restbench.serving.launcher" in command:
         return "service servers (Python)" if "restbench.serving.launcher" in parent_command \
@@ -104,8 +108,9 @@ def attribute(census: _Census, root: int) -> dict[str, list[float]]:
         unexplained = [max(0.0, seen.children[i] - sum(c.own[i] + c.children[i]
                                                         for c in seen_children))
                        for i in (0, 1)]
-        if role == "test workers":
-            child_role = "test processes"
+        if role == "test workers":  # a worker's test processes; a template's workers
+            child_role = "test processes" if "restbench.execution.worker" in \
+                census.processes.get(seen.parent, _Seen(0)).command else "test workers"
         elif role == "launcher":
             child_role = "service servers (Python)"
         else:

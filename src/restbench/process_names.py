@@ -7,7 +7,8 @@ import contextlib
 
 LAUNCHER = "rb-launcher"  # imports the services once; forks their servers
 SERVER = "rb-server"  # serves one implementation (the original, a mutant, a benign variant)
-WORKER = "rb-worker"  # a pre-warmed pytest; forks one test process per execution
+WORKER_TEMPLATE = "rb-worker-tmpl"  # a pre-warmed pytest; forks the test workers
+WORKER = "rb-worker"  # forks one test process per execution
 TEST = "rb-test"  # runs one generated test, in its sandbox
 
 

@@ -54,10 +54,11 @@ def owned_folder(prefix: str, root: Path | None = None) -> Path:
 @contextmanager
 def scratch_folder(prefix: str) -> Iterator[Path]:
     """A temporary folder owned by this process, removed on exit; stale ones go first."""
-    remove_stale(prefix)
-    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
-        (Path(folder) / OWNER_FILE).write_text(str(os.getpid()))
-        yield Path(folder)
+    folder = owned_folder(prefix)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # The longest temporary directory that leaves room in a socket's path for the control folder

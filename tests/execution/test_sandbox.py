@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from restbench.benchmark import load_service
+from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
@@ -185,7 +186,7 @@ def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> N
             server = await pool.start(implementations_of(service)["original"])
             pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
             await asyncio.sleep(1.0)
-            os.kill(executor._all[0].process.pid, signal.SIGKILL)
+            os.kill(executor._all[0].pid, signal.SIGKILL)
             killed = await pending
             await server.reset()
             after = await executor.execute(CASES["canonical_url"], server.base_url)
@@ -203,44 +204,91 @@ def test_a_cancelled_execution_frees_its_worker_slot(tmp_path: Path) -> None:
     service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
     sleeper = "import time\ndef test_x():\n    time.sleep(20)\n"
 
-    async def scenario() -> tuple[int | None, ExecutionResult]:
+    async def scenario() -> tuple[bool, ExecutionResult]:
         async with ServerPool(tmp_path / "servers") as pool, \
                 Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
             server = await pool.start(implementations_of(service)["original"])
             pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
             await asyncio.sleep(1.0)
-            cancelled = executor._all[0].process
+            cancelled = executor._all[0]
             pending.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await pending
             await server.reset()
             after = await asyncio.wait_for(
                 executor.execute(CASES["canonical_url"], server.base_url), 30)
-            return await cancelled.wait(), after
+            # its test sleeps 20 s with a 10 s limit: only the kill ends it this soon
+            return await cancelled.wait(1), after
 
-    killed_code, after = asyncio.run(scenario())
-    assert killed_code == -signal.SIGKILL
+    killed, after = asyncio.run(scenario())
+    assert killed
     assert after.outcome is Outcome.PASS, after.reason
 
 
+def test_a_worker_template_that_dies_is_started_again(tmp_path: Path) -> None:
+    """The workers' template (worker.py) forks each new worker; if it died, the next worker
+    comes from a new one, and the run goes on."""
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    sleeper = "import time\ndef test_x():\n    time.sleep(20)\n"
+
+    async def scenario() -> tuple[ExecutionResult, ExecutionResult, bool]:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            first = executor._templates[False].process
+            os.kill(first.pid, signal.SIGKILL)
+            await first.wait()
+            pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
+            await asyncio.sleep(1.0)
+            os.kill(executor._all[0].pid, signal.SIGKILL)  # the worker forked before
+            killed = await pending
+            await server.reset()
+            after = await executor.execute(CASES["canonical_url"], server.base_url)
+            return killed, after, executor._templates[False].process is not first
+
+    killed, after, new_template = asyncio.run(scenario())
+    assert killed.reason.startswith("worker failed")
+    assert after.outcome is Outcome.PASS, after.reason
+    assert new_template
+
+
+
+def test_a_worker_template_that_cannot_start_is_one_error_with_its_reason(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template's own words (its log's last lines) are in the error, and nothing is left
+    running."""
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'cannot import pytest: broken install' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr("sys.executable", str(broken))
+
+    async def scenario() -> None:
+        async with Executor(workers=2, timeout_s=10, scratch_root=tmp_path / "exec"):
+            pass
+
+    with pytest.raises(RestbenchError, match=r"a test worker failed to start: closed; "
+                                             r"log: cannot import pytest: broken install"):
+        asyncio.run(scenario())
+
 
 def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Path) -> None:
-    """Ctrl-C during start-up: __aexit__ never runs, so __aenter__ itself must stop the workers
-    it spawned (before: they outlived the event loop, which warned about their pids)."""
+    """Ctrl-C during start-up: __aexit__ never runs, so __aenter__ itself must stop the
+    workers' template it started (before: workers outlived the event loop, which warned about
+    their pids)."""
     executor = Executor(workers=2, timeout_s=10, scratch_root=tmp_path / "exec")
 
-    async def scenario() -> list[int | None]:
+    async def scenario() -> int | None:
         starting = asyncio.ensure_future(executor.__aenter__())
-        while len(executor._all) < 2:  # both spawned, neither ready yet (warming up)
+        while False not in executor._templates:  # the workers' template, warming up
             await asyncio.sleep(0.005)
-        processes = [worker.process for worker in executor._all]
+        template = executor._templates[False].process
         assert not starting.done()
         starting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await starting
-        return [process.returncode for process in processes]
+        return template.returncode
 
-    assert None not in asyncio.run(scenario())  # both exited and were waited for
+    assert asyncio.run(scenario()) is not None  # it exited and was waited for
 
 
 def _run_on_mini(code: str, folder: Path) -> ExecutionResult:

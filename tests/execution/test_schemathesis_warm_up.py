@@ -150,7 +150,7 @@ def test_schemathesis_tests_run_in_workers_of_their_own_kind(tmp_path: Path) -> 
             idle = [w for w in executor._all if w.schemathesis and w in
                     executor._idle[True]._queue]  # type: ignore[attr-defined]
             busy = next(w for w in executor._all if w.schemathesis and w not in idle)
-            os.kill(busy.process.pid, signal.SIGKILL)
+            os.kill(busy.pid, signal.SIGKILL)
             assert (await sleeping).reason.startswith("worker failed")
             after = await asyncio.gather(*(executor.execute(_SCHEMATHESIS_PROBE,
                                                             "http://127.0.0.1:9")

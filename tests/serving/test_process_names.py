@@ -51,10 +51,12 @@ def test_launcher_server_worker_and_test_process_are_named(tmp_path: Path) -> No
             await server.reset()
             seen["result"] = await executor.execute(OWN_NAME_TEST, server.base_url)
             seen["children"] = _children_names(_parent(_parent(server.pid)))
+            seen["workers"] = _children_names(executor._templates[False].process.pid)
 
     asyncio.run(main())
     assert seen["server"] == process_names.SERVER
     assert seen["launcher"] == process_names.LAUNCHER
-    assert process_names.WORKER in seen["children"]
+    assert process_names.WORKER_TEMPLATE in seen["children"]
+    assert seen["workers"] == {process_names.WORKER}
     result = seen["result"]
     assert result.outcome is Outcome.PASS, result.output  # type: ignore[attr-defined]

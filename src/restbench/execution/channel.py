@@ -44,7 +44,7 @@ async def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
             data, fds, _, _ = socket.recv_fds(sock, PACKET_LIMIT, MAX_DESCRIPTORS)
         except BlockingIOError:
             ready = loop.create_future()
-            loop.add_reader(sock.fileno(), _wake, ready)
+            loop.add_reader(sock.fileno(), wake, ready)
             try:
                 await ready
             finally:
@@ -64,9 +64,9 @@ async def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
         return message, fds
 
 
-def _wake(ready: asyncio.Future[None]) -> None:
-    """The reader's callback. The awaiting task may have been cancelled (an interrupt) after the
-    socket became readable and before its `finally` removed the reader: the callback then still
+def wake(ready: asyncio.Future[None]) -> None:
+    """A reader's callback (also for a pidfd: execution.executor). The awaiting task may have
+    been cancelled (an interrupt) after the socket became readable and before its `finally` removed the reader: the callback then still
     runs once, on a cancelled future, and must not fail (asyncio would print its traceback)."""
     if not ready.done():
         ready.set_result(None)

@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -87,12 +88,16 @@ _IMPORTS_SCHEMATHESIS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:[\w.]+[ \t]*
 
 
 class _Worker:
-    def __init__(self, process: asyncio.subprocess.Process, channel: socket.socket,
-                 log_file: Path, schemathesis: bool) -> None:
-        self.process = process
+    """A worker as the harness sees it: its channel, and a pidfd to wait for and signal it (it is
+    the template's child, not this process's)."""
+
+    def __init__(self, pid: int, pidfd: int, channel: socket.socket, log_file: Path,
+                 schemathesis: bool) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
         self.channel = channel
         self.log_file = log_file
-        self.schemathesis = schemathesis  # warmed up for tests that import Schemathesis
+        self.schemathesis = schemathesis  # forked from the template that warmed Schemathesis up
         channel.setblocking(False)
 
     async def send(self, payload: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -109,29 +114,86 @@ class _Worker:
             raise WorkerFailed(f"the worker's channel: {exc}; log: {self.log_tail()}") from None
 
     def log_tail(self) -> str:
+        return _log_tail(self.log_file)
+
+    def exited(self) -> bool:
+        poll = select.poll()  # not select(): the harness may hold more than 1,024 descriptors
+        poll.register(self.pidfd, select.POLLIN)
+        return bool(poll.poll(0))
+
+    async def wait(self, timeout: float) -> bool:
+        """Whether the worker has exited within `timeout` seconds."""
+        if self.exited():
+            return True
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        loop.add_reader(self.pidfd, messages.wake, ended)
         try:
-            return " | ".join(self.log_file.read_text(errors="replace").strip()
-                              .splitlines()[-4:]) or "(empty)"
-        except OSError:
-            return "(none)"
+            await asyncio.wait_for(ended, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            loop.remove_reader(self.pidfd)
+        return True
 
     async def close(self) -> None:
         self.channel.close()  # the worker reads end-of-file and exits
+        if not await self.wait(5):
+            self.kill()
+            await self.wait(5)
+        os.close(self.pidfd)
+
+    def kill(self) -> None:
+        if self.exited():
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)  # with the test process it prepared
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+
+def _log_tail(log_file: Path) -> str:
+    try:
+        return " | ".join(log_file.read_text(errors="replace").strip()
+                          .splitlines()[-4:]) or "(empty)"
+    except OSError:
+        return "(none)"
+
+
+class _Template:
+    """The process that warmed up once and forks the workers of its kind (see worker.py)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, control: socket.socket,
+                 log_file: Path) -> None:
+        self.process = process
+        self.control = control
+        self.log_file = log_file
+        self.asking = asyncio.Lock()  # one fork request and its answer at a time
+        control.setblocking(False)
+
+    async def fork(self, channel: socket.socket, log: int) -> tuple[int, int]:
+        """A new worker on `channel`, writing to `log`: its pid and a pidfd of it."""
+        async with self.asking:
+            try:
+                messages.send(self.control, {"fork": True}, [channel.fileno(), log])
+                async with asyncio.timeout(START_TIMEOUT_S):
+                    answer, fds = await messages.receive(self.control)
+            except (OSError, messages.ChannelClosed, TimeoutError) as exc:
+                raise WorkerFailed(f"the worker template: {exc or type(exc).__name__}") \
+                    from None
+        if "pid" not in answer or len(fds) != 1:
+            messages.close_all(fds)
+            raise WorkerFailed(f"the worker template answered {answer}")
+        return int(answer["pid"]), fds[0]
+
+    async def close(self) -> None:
+        self.control.close()  # the template reads end-of-file and exits
         try:
             await asyncio.wait_for(self.process.wait(), 5)
         except TimeoutError:
-            self.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGKILL)
             await self.process.wait()
-
-    def kill(self) -> None:
-        if self.process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        # os.kill, not Process.kill: that polls (reaps) the process first, racing asyncio's child
-        # watcher, which then logs "Unknown child process pid N" (seen on Ctrl-C).
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.process.pid, signal.SIGKILL)
 
 
 def _read_memory_file(fd: int, head: int, tail: int = 0) -> tuple[bytes, int]:
@@ -240,7 +302,8 @@ class Executor:
     worker that holds Schemathesis is twice the size of a plain one (71 against 35 MB of
     anonymous memory), and every fork copies its page tables and every test process's exit
     tears them down: forked from a Schemathesis-warm worker, an empty test cost ~21.5 ms of CPU
-    (worker and test process) against ~17 ms from a plain one.
+    (worker and test process) against ~17 ms from a plain one. Each kind's warm-up is made once,
+    by its template process, which forks the workers of that kind (worker.py).
 
     With `isolated` (the default) every execution runs in its own Linux namespaces (see
     worker.py and sandbox.py) and reaches exactly one thing: the implementation under test at
@@ -262,6 +325,8 @@ class Executor:
         self._kept = {False: 0, True: 0}
         self._all: list[_Worker] = []
         self._spawned = 0
+        self._templates: dict[bool, _Template] = {}
+        self._starting_template = {False: asyncio.Lock(), True: asyncio.Lock()}
 
     async def __aenter__(self) -> Self:
         if self._scratch_root is None:
@@ -291,23 +356,69 @@ class Executor:
     async def _close_workers(self) -> None:
         await asyncio.gather(*(w.close() for w in self._all), return_exceptions=True)
         self._all.clear()
+        templates, self._templates = list(self._templates.values()), {}
+        await asyncio.gather(*(t.close() for t in templates), return_exceptions=True)
+
+    async def _template(self, schemathesis: bool) -> _Template:
+        """The running template of the kind, started when there is none (or it died)."""
+        async with self._starting_template[schemathesis]:
+            template = self._templates.get(schemathesis)
+            if template is not None and template.process.returncode is None:
+                return template
+            if template is not None:
+                await template.close()
+            assert self._scratch_root is not None
+            kind = "schemathesis" if schemathesis else "plain"
+            log_file = self._scratch_root / f"worker-template-{kind}.log"
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            with log_file.open("wb") as log_output:
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "restbench.execution.worker", str(theirs.fileno()),
+                    str(self._scratch_root / "mnt"), "1" if self.isolated else "0", kind,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                    stderr=log_output, pass_fds=(theirs.fileno(),),
+                    env=clean_environment(**{k: v for k, v in os.environ.items()
+                                             if k == TOOLS_ENV}),
+                    cwd=self._scratch_root, start_new_session=True)
+            theirs.close()
+            template = _Template(process, ours, log_file)
+            self._templates[schemathesis] = template
+            try:
+                async with asyncio.timeout(START_TIMEOUT_S):
+                    ready, _ = await messages.receive(ours)
+                if not ready.get("ready"):
+                    raise messages.ChannelClosed(f"it said {ready}")
+            except (messages.ChannelClosed, TimeoutError) as exc:
+                del self._templates[schemathesis]
+                await template.close()
+                raise RestbenchError(f"a test worker failed to start: {exc or 'timed out'}; "
+                                     f"log: {_log_tail(log_file)}") from None
+            return template
 
     async def _spawn(self, schemathesis: bool) -> _Worker:
         assert self._scratch_root is not None
         self._spawned += 1
         log_file = self._scratch_root / f"worker-{self._spawned}.log"
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with log_file.open("wb") as log_output:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "restbench.execution.worker", str(theirs.fileno()),
-                str(self._scratch_root / "mnt"), "1" if self.isolated else "0",
-                "schemathesis" if schemathesis else "plain",
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-                stderr=log_output, pass_fds=(theirs.fileno(),),
-                env=clean_environment(**{k: v for k, v in os.environ.items() if k == TOOLS_ENV}),
-                cwd=self._scratch_root, start_new_session=True)
-        theirs.close()
-        worker = _Worker(process, ours, log_file, schemathesis)
+        try:
+            with log_file.open("wb") as log_output:
+                template = await self._template(schemathesis)
+                try:
+                    pid, pidfd = await template.fork(theirs, log_output.fileno())
+                except WorkerFailed:  # the template died since it was started: a new one
+                    if self._templates.get(schemathesis) is template:
+                        del self._templates[schemathesis]
+                    await template.close()
+                    pid, pidfd = await (await self._template(schemathesis)).fork(
+                        theirs, log_output.fileno())
+        except BaseException as exc:
+            ours.close()
+            if isinstance(exc, WorkerFailed):
+                raise RestbenchError(f"a test worker failed to start: {exc}") from None
+            raise
+        finally:
+            theirs.close()
+        worker = _Worker(pid, pidfd, ours, log_file, schemathesis)
         self._all.append(worker)
         try:
             ready, _ = await worker.receive(START_TIMEOUT_S)
@@ -324,9 +435,9 @@ class Executor:
 
     async def _replace(self, worker: _Worker) -> None:
         worker.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(worker.process.wait(), 10)
+        await worker.wait(10)
         worker.channel.close()
+        os.close(worker.pidfd)
         if worker in self._all:
             self._all.remove(worker)
         try:

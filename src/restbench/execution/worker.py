@@ -1,11 +1,22 @@
-"""A pre-warmed test worker: forks one sandboxed child per execution.
+"""Pre-warmed test workers: each forks one sandboxed child per execution.
 
-Run as `python -m restbench.execution.worker CHANNEL_FD MOUNT_POINT ISOLATED KIND` with a clean
-environment. It imports pytest and the usual HTTP clients and runs pytest once, so that each
-forked child starts warm (tens of ms instead of hundreds); a worker of KIND `schemathesis` also
-warms Schemathesis up, for the tests that import it (the harness sends only those to it). The
-channel is a SOCK_SEQPACKET socket to the harness: one JSON message per packet, file descriptors
-passed alongside.
+Run as `python -m restbench.execution.worker CONTROL_FD MOUNT_POINT ISOLATED KIND` with a clean
+environment, this process is the template of the workers of its kind. It imports pytest and the
+usual HTTP clients and runs pytest once, so that each test process starts warm (tens of ms
+instead of hundreds); the template of KIND `schemathesis` also warms Schemathesis up, for the
+tests that import it (the harness sends only those to its workers). Then it forks a worker each
+time the harness asks, so that a run's workers, and those that replace a failed one, cost a fork
+instead of a warm-up each (~0.8 s of CPU for a plain worker, ~5 s for a Schemathesis one). The
+template never runs a test. Its control channel and each worker's channel are SOCK_SEQPACKET
+sockets to the harness: one JSON message per packet, file descriptors passed alongside.
+
+    harness  -> template {"fork": true} + fds [the worker's channel, its log file]
+    template -> harness  {"pid"} + fds [a pidfd of the worker]
+    worker   -> harness  {"ready": true} or {"ready": false, "error"}, once its first sandbox is
+                         prepared (or could not be)
+
+A worker is in a session of its own, as a child of the template, which reaps it; the harness
+waits for it and signals it through its pidfd. On its channel:
 
     harness -> {"nonce", "test_path", "test_name", "timeout_s", "workdir",
                 "redirect_port"}                     (the last two only without isolation)
@@ -65,6 +76,7 @@ PACKET_LIMIT = 65536
 CODE_FILES = 2  # the test's code, and its assertion-rewritten pyc when the harness compiled it
 CODE_LIMIT_BYTES = 64 * 1024**2
 PREPARE_TIMEOUT_S = 60.0
+REAP_EVERY_S = 1.0  # how often the template reaps the workers that ended
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
 # --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
 PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
@@ -560,8 +572,68 @@ class _Sandbox:
         self.feed.close()
 
 
+@dataclass
+class _Served:
+    """The channel of the worker this process became (set in a forked worker)."""
+
+    channel: socket.socket | None = None
+
+
+def _fork_workers(control: socket.socket, view: SandboxView | None, mount_point: str,
+                  served: _Served) -> None:
+    """The template's loop: forks a worker for each request on `control`. Returns when the
+    harness is gone, in the template and in each worker (see `_serve`); in a test process,
+    raises `_ExecutionArrived`."""
+    control.send(json.dumps({"ready": True}).encode())
+    while True:
+        ready, _, _ = select.select([control], [], [], REAP_EVERY_S)
+        _reap_workers()
+        if not ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(control, PACKET_LIMIT, 2)
+        except ConnectionResetError:
+            data, fds = b"", []
+        if not data:  # the harness is gone or done, and has closed its workers' channels
+            _reap_workers(block=True)
+            return
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps({"error": "a fork request needs two descriptors"}).encode())
+            continue
+        channel_fd, log_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            os.setsid()  # its own process group, which the harness kills as one
+            os.dup2(log_fd, 2)
+            os.close(log_fd)
+            process_names.name_this_process(process_names.WORKER)
+            served.channel = socket.socket(fileno=channel_fd)
+            _serve(served.channel, view, mount_point)
+            return
+        os.close(channel_fd)
+        os.close(log_fd)
+        # Taken before anything reaps the worker, so the pid cannot belong to another process.
+        pidfd = os.pidfd_open(pid)
+        try:
+            socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
+
+
+def _reap_workers(block: bool = False) -> None:
+    """Reaps the workers that ended; with `block`, waits for all to end. A worker's CPU time
+    (with its test processes') counts in a run's own only if this process reaps it, and so
+    in `time restbench ...`."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, 0 if block else os.WNOHANG)[0] > 0:
+            pass
+
+
 def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -> None:
-    """The worker's loop: one execution per request, each in a sandbox prepared ahead. Returns
+    """A worker's loop: one execution per request, each in a sandbox prepared ahead. Returns
     when the harness is gone. In a test process forked inside, raises `_ExecutionArrived`."""
     try:
         prepared: _Sandbox | None = _Sandbox(view, mount_point)
@@ -602,8 +674,8 @@ def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    process_names.name_this_process(process_names.WORKER)
-    channel = socket.socket(fileno=int(sys.argv[1]))
+    process_names.name_this_process(process_names.WORKER_TEMPLATE)
+    control = socket.socket(fileno=int(sys.argv[1]))
     mount_point = sys.argv[2]
     isolated = sys.argv[3] == "1"
     schemathesis = sys.argv[4] == "schemathesis"
@@ -614,11 +686,14 @@ def main() -> None:
     _map_module_files()
     gc.freeze()  # forked children then skip the warm objects when they collect
 
+    served = _Served()
+
     def serve() -> _Execution | None:
         try:
-            _serve(channel, view, mount_point)
+            _fork_workers(control, view, mount_point, served)
         except _ExecutionArrived as arrived:
-            channel.close()  # a test process: its copy of the harness's channel goes first
+            assert served.channel is not None  # a test process, forked by a worker
+            served.channel.close()  # its copy of the worker's channel goes first
             return arrived.execution
         return None
 
