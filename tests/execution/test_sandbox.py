@@ -17,6 +17,7 @@ from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
+from tests.process_helpers import processes_mentioning
 
 Run = Callable[[str], ExecutionResult]
 
@@ -252,23 +253,26 @@ def test_a_worker_template_that_dies_is_started_again(tmp_path: Path) -> None:
     assert new_template
 
 
-
 def test_a_worker_template_that_cannot_start_is_one_error_with_its_reason(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The template's own words (its log's last lines) are in the error, and nothing is left
     running."""
     broken = tmp_path / "python"
-    broken.write_text("#!/bin/sh\necho 'cannot import pytest: broken install' >&2\nexit 3\n")
+    broken.write_text("#!/bin/sh\necho 'cannot import pytest: broken install' >&2\n"
+                      "sleep 0.5\nexit 3\n")
     broken.chmod(0o755)
     monkeypatch.setattr("sys.executable", str(broken))
+    executor = Executor(workers=2, timeout_s=10, scratch_root=tmp_path / "exec")
 
     async def scenario() -> None:
-        async with Executor(workers=2, timeout_s=10, scratch_root=tmp_path / "exec"):
+        async with executor:
             pass
 
     with pytest.raises(RestbenchError, match=r"a test worker failed to start: closed; "
                                              r"log: cannot import pytest: broken install"):
         asyncio.run(scenario())
+    assert executor._templates == {} and executor._all == []
+    assert processes_mentioning(str(broken)) == []
 
 
 def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Path) -> None:
