@@ -90,6 +90,7 @@ SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = start_limit.DEFAULT_S  # set in `main` (serving.start_limit)
 STACK_SIGNAL = signal.SIGUSR1  # a start out of time: its stack to its log, then SIGKILL
 STACK_WAIT_S = 0.3
+CLEAN_UP_REAP_S = 5.0  # how long an ending launcher waits for its killed servers to exit
 SERVER_LOG_LEVEL = "warning"
 
 _originals: dict[str, originals.Original] = {}
@@ -333,12 +334,20 @@ def _stop(pid: int, wait: bool = True) -> None:
         pass
 
 
-def _reap() -> None:
+def _reap(within_s: float = 0.0) -> None:
+    """Collects the servers that have exited; with `within_s`, waits up to that long for all
+    of them to exit. A server this process does not reap is reaped by init, and its CPU time
+    is then missing from the run's own (and from `time restbench ...`)."""
+    deadline = time.monotonic() + within_s
     try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
+        while True:
+            if os.waitpid(-1, os.WNOHANG)[0]:
+                continue
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)
     except ChildProcessError:
-        pass
+        pass  # none left
 
 
 class _OutOfTime(Exception):
@@ -512,6 +521,7 @@ def _clean_up(children: set[int], folders: list[str]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for pid in children:
         _stop(pid)
+    _reap(within_s=CLEAN_UP_REAP_S)  # also those stopped without waiting, just before
     _remove_scratch(folders)
     for folder in _warm_up_folders:
         shutil.rmtree(folder, ignore_errors=True)
