@@ -396,12 +396,10 @@ def _load_original(request: dict[str, Any]) -> None:
         os.dup2(saved[1], 2)
         for fd in (devnull, *saved):
             os.close(fd)
-    if warm_up_in is not None:
-        # Kept while its seeded database serves as the template of servers that reuse the app.
-        if root in _originals and _originals[root].template is not None:
-            _warm_up_folders.append(warm_up_in)
-        else:
-            shutil.rmtree(warm_up_in, ignore_errors=True)
+    if warm_up_in is not None and (root not in _originals or _originals[root].template is None):
+        # Not kept (it is, while its seeded database is the template of the app's servers).
+        shutil.rmtree(warm_up_in, ignore_errors=True)
+        _warm_up_folders.remove(warm_up_in)
     gc.freeze()
 
 
@@ -543,11 +541,18 @@ def _remove_scratch(folders: list[str]) -> None:
 def _warm_up_folder() -> Path:
     """Held until this launcher exits (its descriptor stays open): if it is killed, the next
     pool frees the folder (see serving.memory_folders). In memory where the machine has a tmpfs:
-    no fsync cost."""
-    root = memory_folders.memory_root()
-    if root is None:
-        return Path(tempfile.mkdtemp(prefix="restbench-warm-"))
-    folder, _held = memory_folders.make_held("restbench-warm-", root)
+    no fsync cost. Listed for the clean-up as it is made: a SIGTERM (the harness killed) waits
+    until then, so that no folder is made that the clean-up does not know."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        root = memory_folders.memory_root()
+        if root is None:
+            folder = Path(tempfile.mkdtemp(prefix="restbench-warm-"))
+        else:
+            folder, _held = memory_folders.make_held("restbench-warm-", root)
+        _warm_up_folders.append(folder)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     return folder
 
 
