@@ -66,7 +66,8 @@ async def receive(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
 
 def wake(ready: asyncio.Future[None]) -> None:
     """A reader's callback (also for a pidfd: execution.executor). The awaiting task may have
-    been cancelled (an interrupt) after the socket became readable and before its `finally` removed the reader: the callback then still
-    runs once, on a cancelled future, and must not fail (asyncio would print its traceback)."""
+    been cancelled (an interrupt) after the socket became readable and before its `finally`
+    removed the reader: the callback then still runs once, on a cancelled future, and must not
+    fail (asyncio would print its traceback)."""
     if not ready.done():
         ready.set_result(None)
