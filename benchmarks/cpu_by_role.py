@@ -3,8 +3,9 @@
 Runs `restbench run ARGS` (in a scratch output folder unless ARGS name one), or with
 `--command validate` `restbench validate ARGS`, reads /proc every
 few milliseconds meanwhile, and prints the CPU time (user and system) of each role: the harness,
-the test workers (with the templates that fork them) and the test processes they fork, the launcher and the service servers it forks,
-servers in other languages (Node.js), the helper that draws Schemathesis requests. The total is
+the test workers (with the templates that fork them) and the test processes they fork, the
+launcher and the service servers it forks, servers in other languages (Node.js), the helper that
+draws Schemathesis requests. The total is
 exact (the run's rusage, as `time` reports it); the roles are read from /proc:
 
 - a process that ends before it is seen once is still counted, through its parent: a worker
