@@ -145,6 +145,37 @@ def test_user_url_gets_one_database_per_server_and_nothing_left(tmp_path: Path) 
         assert restbench_databases(users_server.url) == set()
 
 
+@needs_postgres
+def test_a_server_started_while_the_pool_prepares_copies_the_seeded_database(
+        tmp_path: Path) -> None:
+    """A run fetches the OpenAPI document from a server of the original while the launcher
+    still warms that service up. Before, that server's database was made empty (the warm-up's
+    seeded one was not named yet), and the server seeded it itself."""
+    original = implementations_of(resolve_services(["fullstack"])[0])["original"]
+    templates: list[str | None] = []
+
+    async def scenario() -> None:
+        async with ServerPool(tmp_path / "servers", "postgres") as pool:
+            create = pool._databases.create  # type: ignore[attr-defined]
+
+            def spied(source: Path, name: str, template: str | None = None) -> str:
+                templates.append(template)
+                return create(source, name, template)
+
+            pool._databases.create = spied  # type: ignore[attr-defined]
+            preparing = pool.prepare([original.service])
+            server = await pool.start(original)
+            assert preparing.done() and preparing.result()
+            async with httpx.AsyncClient(base_url=f"{server.base_url}/api/v1") as client:
+                login = await client.post("/login/access-token", data={
+                    "username": "alice@example.com", "password": "alicepass123"})
+                assert login.status_code == 200, login.text
+
+    asyncio.run(scenario())
+    warm_up, first = templates
+    assert warm_up is None and first is not None and "_warm_up_" in first
+
+
 def test_postgres_for_a_sqlite_only_service_is_a_one_line_error() -> None:
     result = restbench("validate", "-s", "todo", "--db", "postgres", timeout=120)
     assert result.returncode == 2, result.stdout + result.stderr

@@ -8,8 +8,9 @@ sandboxed executor; the driver (backend.py) hands out work and keeps the one res
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
+from restbench.benchmark import Service
 from restbench.engine.backend import ExecutionBackend
 from restbench.engine.events import EventHandler
 from restbench.errors import RestbenchError
@@ -32,16 +33,17 @@ def require_ray() -> None:
 @contextlib.asynccontextmanager
 async def open_ray_backend(address: str, *, database: DatabaseChoice | str,
                            workers: int | None, timeout_s: float, sandbox: bool, trusted_only: bool,
-                           on_event: EventHandler, mark_reach: bool = False
-                           ) -> AsyncIterator[ExecutionBackend]:
+                           on_event: EventHandler, mark_reach: bool = False,
+                           services: Sequence[Service] = ()) -> AsyncIterator[ExecutionBackend]:
     """A `RayBackend` connected to the cluster at `address` (`auto`: the local one), with a
-    node runner started on every node that offers CPUs; closed (actors gone) on exit."""
+    node runner started on every node that offers CPUs, its launcher importing the first of
+    `services` ahead of the first job; closed (actors gone) on exit."""
     require_ray()
     from restbench.cluster.backend import RayBackend
 
     backend = RayBackend(address, database=database, workers=workers, timeout_s=timeout_s,
                          sandbox=sandbox, trusted_only=trusted_only, on_event=on_event,
-                         mark_reach=mark_reach)
+                         mark_reach=mark_reach, services=services)
     await backend.start()
     try:
         yield backend

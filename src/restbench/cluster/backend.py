@@ -36,6 +36,7 @@ from ray.exceptions import (
 )
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from restbench.benchmark import Service
 from restbench.cluster.limits import EndpointLimits, SlotsUnavailable
 from restbench.cluster.node import NewCall, NodeRunner
 from restbench.engine.events import EventHandler, Notice
@@ -124,9 +125,11 @@ class RayBackend:
 
     def __init__(self, address: str, *, database: DatabaseChoice | str, workers: int | None,
                  timeout_s: float, sandbox: bool, trusted_only: bool,
-                 on_event: EventHandler, mark_reach: bool = False) -> None:
+                 on_event: EventHandler, mark_reach: bool = False,
+                 services: Sequence[Service] = ()) -> None:
         self.address = address
         self.mark_reach = mark_reach
+        self.services = list(services)  # each node's launcher imports the first one at its start
         self.database = database
         self.workers = workers
         self.timeout_s = timeout_s
@@ -216,7 +219,7 @@ class RayBackend:
                                                 self.timeout_s, self.sandbox, self.trusted_only,
                                                 self.mark_reach)
         try:
-            answer = await asyncio.wait_for(_awaitable(actor.start.remote()),
+            answer = await asyncio.wait_for(_awaitable(actor.start.remote(self.services)),
                                             NODE_START_TIMEOUT_S)
             if self._generation is not None:
                 await self._prepare_node(actor, info["NodeID"])

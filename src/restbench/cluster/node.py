@@ -17,11 +17,12 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from restbench.benchmark import Service
 from restbench.cluster.limits import ClusterSlots, SlotsUnavailable
 from restbench.engine.backend import LocalBackend
 from restbench.engine.events import Event, Notice
@@ -82,9 +83,10 @@ class NodeRunner:
         self._generators: dict[str, Generator] = {}
         self._live: LiveServers | None = None
 
-    async def start(self) -> dict[str, Any]:
-        """Opens the pool and pre-warms the executor's workers; returns this node's host name,
-        its number of slots and the notices a local run would have printed."""
+    async def start(self, services: Sequence[Service] = ()) -> dict[str, Any]:
+        """Opens the pool, whose launcher imports the first of `services` meanwhile (as a local
+        run's does), and pre-warms the executor's workers; returns this node's host name, its
+        number of slots and the notices a local run would have printed."""
         notices: list[str] = []
 
         def keep(event: Event) -> None:
@@ -95,6 +97,7 @@ class NodeRunner:
         self._scratch = scratch
         self._pool = await self._stack.enter_async_context(
             ServerPool(scratch / "servers", self.database, mark_reach=self.mark_reach))
+        self._pool.prepare(services)
         self._executor = await self._stack.enter_async_context(open_executor(
             self.workers, self.timeout_s, scratch / "exec", sandbox=self.sandbox,
             trusted_only=self.trusted_only, on_event=keep))

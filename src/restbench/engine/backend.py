@@ -26,6 +26,7 @@ from restbench.serving import RunningServer, ServerPool
 from restbench.serving.databases import DatabaseChoice
 
 if TYPE_CHECKING:
+    from restbench.benchmark import Service
     from restbench.engine.generation import GenerationRequest
     from restbench.llm.config import ModelEnvironment
     from restbench.store import GenerationRow, ResultStore
@@ -416,14 +417,16 @@ async def _seed_state(server: RunningServer, reset_anyway: bool) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
+async def open_backend(ray: str | None, pool: ServerPool, executor: Executor | None, *,
                        database: DatabaseChoice | str, workers: int | None, timeout_s: float,
                        sandbox: bool, trusted_only: bool, on_event: EventHandler,
-                       mark_reach: bool = False) -> AsyncIterator[ExecutionBackend]:
-    """This machine's backend, or with `ray` (a cluster address or `auto`) a `RayBackend` whose
-    nodes each open their own pool (marking reach if asked, see serving.reach) and executor
-    with these settings."""
+                       mark_reach: bool = False, services: Sequence[Service] = ()
+                       ) -> AsyncIterator[ExecutionBackend]:
+    """This machine's backend (on `pool` and `executor`), or with `ray` (a cluster address or
+    `auto`) a `RayBackend` whose nodes each open their own pool (marking reach if asked, see
+    serving.reach), prepared for `services`, and executor with these settings."""
     if ray is None:
+        assert executor is not None, "a local backend runs on this machine's executor"
         async with LocalBackend(pool, executor) as local:
             yield local
         return
@@ -431,5 +434,6 @@ async def open_backend(ray: str | None, pool: ServerPool, executor: Executor, *,
 
     async with open_ray_backend(ray, database=database, workers=workers, timeout_s=timeout_s,
                                 sandbox=sandbox, trusted_only=trusted_only,
-                                on_event=on_event, mark_reach=mark_reach) as backend:
+                                on_event=on_event, mark_reach=mark_reach,
+                                services=services) as backend:
         yield backend

@@ -8,9 +8,10 @@ interrupted run resumes and nothing is paid or counted twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -248,6 +249,10 @@ class _Runner:
                                     for target in targets]
         return cells
 
+    async def openapi_documents(self, pool: ServerPool) -> dict[str, dict[str, Any]]:
+        """Each service's OpenAPI document, from a server of its original on `pool`."""
+        return {service.name: await self._openapi(pool, service) for service in self.services}
+
     async def _openapi(self, pool: ServerPool, service: Service) -> dict[str, Any]:
         server = await pool.start(implementations_of(service)[ORIGINAL], replica=999)
         try:
@@ -259,14 +264,19 @@ class _Runner:
             self.on_event(Notice(warning))
         return document
 
-    async def generate(self, pool: ServerPool, executor: Executor) -> list[GenerationRow]:
+    async def generate(self, pool: ServerPool, executor: Executor | None,
+                       documents: Awaitable[dict[str, dict[str, Any]]]) -> list[GenerationRow]:
+        """Makes (or takes from the store) every cell's generation once `documents` (the
+        services' OpenAPI documents) are there, handing each to `execute` as it comes;
+        `executor` runs the tests a local generator runs while it generates (none with Ray,
+        whose nodes generate)."""
         cells = self.cells()
         made = {}
         for cell in cells:
             made[cell.key] = asyncio.get_running_loop().create_future()
             self._made.setdefault(_place(cell.request.spec.name, cell.request), []).append(
                 made[cell.key])
-        openapi = {s.name: await self._openapi(pool, s) for s in self.services}
+        openapi = await documents
         if self._remote is not None:
             await self._remote.prepare_generation(self.model_environment(), self.store)
         self.on_event(PhaseStarted("generate", len(cells)))
@@ -309,10 +319,12 @@ class _Runner:
         return [rows[index] for index in range(len(cells))]
 
     async def _generate_one(self, cell: _Cell, openapi: dict[str, Any],
-                            live_servers: LiveServers, executor: Executor) -> GenerationRow:
+                            live_servers: LiveServers, executor: Executor | None
+                            ) -> GenerationRow:
         if self._remote is not None:
             row = await self._remote.generate(cell.request, openapi)
         else:
+            assert executor is not None, "a local run opens its executor"
             row = await generate(cell.request, cell.generator, openapi, live_servers=live_servers,
                                  executor=executor, call_cache=self.store,
                                  not_the_generators=(ToolMissing,))
@@ -620,29 +632,48 @@ async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> R
             trusted_only = all(_trusted(g) for _, g in runner.generators)
             async with ServerPool(Path(scratch) / "servers", config.database,
                                   mark_reach=config.infer_unreached) as pool:
-                if config.ray is None:  # the launcher starts while the test workers do
-                    pool.prepare(runner.services)
-                async with open_executor(config.workers, config.timeout_s,
-                                         Path(scratch) / "exec", sandbox=config.sandbox,
-                                         trusted_only=trusted_only,
-                                         on_event=on_event) as executor, \
-                        open_backend(config.ray, pool, executor, database=config.database,
-                                     workers=config.workers, timeout_s=config.timeout_s,
-                                     sandbox=config.sandbox, trusted_only=trusted_only,
-                                     on_event=on_event,
-                                     mark_reach=config.infer_unreached) as backend:
-                    runner.start_executions(backend)
-                    try:
-                        generations = await runner.generate(pool, executor)
-                        await runner.executions_done()
-                    finally:
-                        await runner.cancel_executions()
+                # The launcher imports the first service, and the OpenAPI documents are fetched
+                # from its servers, while the test workers (or the Ray nodes) start.
+                pool.prepare(runner.services)
+                documents = asyncio.ensure_future(runner.openapi_documents(pool))
+                try:
+                    async with _local_executor(config, Path(scratch) / "exec", trusted_only,
+                                               on_event) as executor, \
+                            open_backend(config.ray, pool, executor, database=config.database,
+                                         workers=config.workers, timeout_s=config.timeout_s,
+                                         sandbox=config.sandbox, trusted_only=trusted_only,
+                                         on_event=on_event, mark_reach=config.infer_unreached,
+                                         services=runner.services) as backend:
+                        runner.start_executions(backend)
+                        try:
+                            generations = await runner.generate(pool, executor, documents)
+                            await runner.executions_done()
+                        finally:
+                            await runner.cancel_executions()
+                finally:
+                    documents.cancel()
+                    await asyncio.gather(documents, return_exceptions=True)
         rows, per_requirement = _score_rows(runner, generations)
         runner.store.finish_run(run_id)
     finally:
         runner.store.close()
     refines = any(g.refines for _, g in runner.generators)
     return RunResult(rows, per_requirement, runner.store.path, runner.counts, refines)
+
+
+@contextlib.asynccontextmanager
+async def _local_executor(config: RunConfig, scratch: Path, trusted_only: bool,
+                          on_event: EventHandler) -> AsyncIterator[Executor | None]:
+    """The test workers of a local run; none for a run on Ray, whose nodes open their own (and
+    whose driver would only pay their start, ~0.8 s of CPU, on a machine that is often a node
+    too)."""
+    if config.ray is not None:
+        yield None
+        return
+    async with open_executor(config.workers, config.timeout_s, scratch,
+                             sandbox=config.sandbox, trusted_only=trusted_only,
+                             on_event=on_event) as executor:
+        yield executor
 
 
 def _check_operations(service: Service, document: dict[str, Any]) -> None:

@@ -139,7 +139,8 @@ async def open_validation_backend(*, workers: int | None = None, timeout_s: floa
 
             async with open_ray_backend(ray, database=database, workers=workers,
                                         timeout_s=timeout_s, sandbox=sandbox, trusted_only=True,
-                                        on_event=on_event, mark_reach=mark_reach) as backend:
+                                        on_event=on_event, mark_reach=mark_reach,
+                                        services=services) as backend:
                 yield backend
         else:
             async with ServerPool(Path(scratch) / "servers", database,

@@ -466,6 +466,12 @@ class ServerPool:
         warm_up: dict[str, Any] = {}
         if self.switch_mutants:
             warm_up = await self._warm_up_request(service, source)
+        if self._preparing is not None and not self._preparing.done():
+            # On PostgreSQL its answer names the seeded database that this server's is a copy
+            # of; a start sent before it made an empty one, which the server then seeded itself
+            # (the seed hashes passwords). The launcher answers one request at a time, so the
+            # start waits no longer than it did.
+            await asyncio.wait([self._preparing])
         template = self._templates.get(service.name)
         instance = next(self._instances)
         database_url = await asyncio.to_thread(
