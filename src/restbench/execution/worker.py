@@ -68,6 +68,7 @@ from restbench.execution.limits import (
 from restbench.execution.preconfigured import PreconfiguredPytest
 from restbench.execution.sandbox import ReportCollector, SandboxView
 from restbench.execution.warm_up_stub import stub_service
+from restbench.reaping import reap_children
 from restbench.runners import PYTEST
 from restbench.runners.base import Runner
 from restbench.runners.sandboxed import run_tool, tool_runner
@@ -77,6 +78,9 @@ CODE_FILES = 2  # the test's code, and its assertion-rewritten pyc when the harn
 CODE_LIMIT_BYTES = 64 * 1024**2
 PREPARE_TIMEOUT_S = 60.0
 REAP_EVERY_S = 1.0  # how often the template reaps the workers that ended
+# How long a template whose harness is done waits for its workers to exit (the harness has
+# killed them by then): reaped by it, their CPU time counts in the run's (reaping.py).
+END_REAP_S = 5.0
 # Plugins a generated test never needs; the exception-hook plugins cost a full gc per run.
 # --noconftest: a conftest.py the test writes into its scratch folder is never loaded.
 PYTEST_ARGS = ["-q", "--no-header", "--noconftest", "-o", "addopts=", "-W",
@@ -587,7 +591,7 @@ def _fork_workers(control: socket.socket, view: SandboxView | None, mount_point:
     control.send(json.dumps({"ready": True}).encode())
     while True:
         ready, _, _ = select.select([control], [], [], REAP_EVERY_S)
-        _reap_workers()
+        reap_children()
         if not ready:
             continue
         try:
@@ -595,7 +599,7 @@ def _fork_workers(control: socket.socket, view: SandboxView | None, mount_point:
         except ConnectionResetError:
             data, fds = b"", []
         if not data:  # the harness is gone or done, and has closed its workers' channels
-            _reap_workers(block=True)
+            reap_children(within_s=END_REAP_S)
             return
         if len(fds) != 2:
             for fd in fds:
@@ -621,15 +625,6 @@ def _fork_workers(control: socket.socket, view: SandboxView | None, mount_point:
             socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])
         finally:
             os.close(pidfd)
-
-
-def _reap_workers(block: bool = False) -> None:
-    """Reaps the workers that ended; with `block`, waits for all to end. A worker's CPU time
-    (with its test processes') counts in a run's own only if this process reaps it, and so
-    in `time restbench ...`."""
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, 0 if block else os.WNOHANG)[0] > 0:
-            pass
 
 
 def _serve(channel: socket.socket, view: SandboxView | None, mount_point: str) -> None:

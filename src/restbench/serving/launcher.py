@@ -54,6 +54,7 @@ from restbench import process_names
 from restbench.errors import RestbenchError
 from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
 from restbench.execution.namespaces import die_with_parent
+from restbench.reaping import reap_children
 from restbench.serving import (
     inline_sync,
     memory_folders,
@@ -324,7 +325,7 @@ def _handing_off_server_class() -> type:
 
 def _stop(pid: int, wait: bool = True) -> None:
     """Kills a server at once: its database is a scratch file that nobody reads afterwards.
-    Without `wait`, `_reap` collects it later: its exit (~10-20 ms of a forked server's address
+    Without `wait`, `reap_children` collects it later: its exit (~10-20 ms of a forked server's address
     space to tear down, longer on a busy machine) does not hold up the starts queued behind."""
     try:
         os.kill(pid, signal.SIGKILL)
@@ -332,22 +333,6 @@ def _stop(pid: int, wait: bool = True) -> None:
             os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
-
-
-def _reap(within_s: float = 0.0) -> None:
-    """Collects the servers that have exited; with `within_s`, waits up to that long for all
-    of them to exit. A server this process does not reap is reaped by init, and its CPU time
-    is then missing from the run's own (and from `time restbench ...`)."""
-    deadline = time.monotonic() + within_s
-    try:
-        while True:
-            if os.waitpid(-1, os.WNOHANG)[0]:
-                continue
-            if time.monotonic() >= deadline:
-                return
-            time.sleep(0.005)
-    except ChildProcessError:
-        pass  # none left
 
 
 class _OutOfTime(Exception):
@@ -468,7 +453,7 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
             report = {"error": "sent an unreadable start report"}
     original = starting.original
     if "port" not in report:
-        _reap()
+        reap_children()
         return {"ok": False, "pid": starting.pid, "error": report.get("error", "failed to start"),
                 "full": bool(report.get("full"))}
     return {"ok": True, "pid": starting.pid, "port": report["port"],
@@ -519,7 +504,7 @@ def _clean_up(children: set[int], folders: list[str]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for pid in children:
         _stop(pid)
-    _reap(within_s=CLEAN_UP_REAP_S)  # also those stopped without waiting, just before
+    reap_children(within_s=CLEAN_UP_REAP_S)  # also those stopped without waiting, just before
     _remove_scratch(folders)
     for folder in _warm_up_folders:
         shutil.rmtree(folder, ignore_errors=True)
@@ -601,7 +586,7 @@ def _serve(children: set[int]) -> None:
         for fd, started in list(starting.items()):
             if time.monotonic() >= started.deadline:
                 _report_start(starting.pop(fd), True, children)
-        _reap()
+        reap_children()
 
 
 def _report_start(starting: _Starting, timed_out: bool, children: set[int]) -> None:
