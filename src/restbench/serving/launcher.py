@@ -325,8 +325,9 @@ def _handing_off_server_class() -> type:
 
 def _stop(pid: int, wait: bool = True) -> None:
     """Kills a server at once: its database is a scratch file that nobody reads afterwards.
-    Without `wait`, `reap_children` collects it later: its exit (~10-20 ms of a forked server's address
-    space to tear down, longer on a busy machine) does not hold up the starts queued behind."""
+    Without `wait`, `reap_children` collects it later: its exit (~10-20 ms of a forked server's
+    address space to tear down, longer on a busy machine) does not hold up the starts queued
+    behind."""
     try:
         os.kill(pid, signal.SIGKILL)
         if wait:
