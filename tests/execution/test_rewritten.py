@@ -233,3 +233,29 @@ def test_a_full_store_keeps_its_most_recently_used_half(tmp_path: Path,
     kept = {name for name in names if name.startswith("entry-")}
     assert kept == {"entry-0.pyc", "entry-1.pyc"}
     assert len(names - kept) == 1, "and the new pyc; the temporary file is gone"
+
+
+def test_the_pyc_is_named_as_pytest_names_it() -> None:
+    assert rewritten.PYC_TAIL == rewrite.PYC_TAIL
+    assert rewritten.pyc_name("test_x.py") == "test_x" + rewrite.PYC_TAIL
+
+
+STORED_OR_COMPILED = """
+import sys
+from restbench.execution import executor, rewritten
+pyc = rewritten.rewritten_pyc(sys.stdin.buffer.read(), "/tmp/test_asserts.py")
+assert pyc is not None
+print("_pytest.assertion.rewrite" in sys.modules)
+"""
+
+
+def test_a_harness_whose_pycs_are_all_stored_never_imports_the_rewriter(tmp_path: Path) -> None:
+    """The rewriter costs ~120 ms of CPU to import: only a compile needs it."""
+    def imports_the_rewriter() -> bool:
+        ran = subprocess.run([sys.executable, "-c", STORED_OR_COMPILED], input=ASSERTS.encode(),
+                             env={**os.environ, CACHE_ENV: str(tmp_path)}, capture_output=True,
+                             check=True, timeout=60)
+        return ran.stdout.decode().strip() == "True"
+
+    assert imports_the_rewriter(), "the first harness compiles"
+    assert not imports_the_rewriter(), "the next one reads the store"

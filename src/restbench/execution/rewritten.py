@@ -25,12 +25,14 @@ again, and a folder that cannot be read or written is simply not used.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import inspect
 import io
 import marshal
 import os
+import sys
 import tempfile
 import time
 import types
@@ -38,8 +40,9 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
-from _pytest.assertion import rewrite
+from _pytest import __version__ as PYTEST_VERSION
 
 from restbench import python_ast
 from restbench.cache_folder import cache_root
@@ -55,22 +58,39 @@ PYC_FOLDER = "__pycache__"
 STORE_FOLDER = "pyc"  # in the cache folder
 STORE_LIMIT_FILES = 10_000  # beyond it, the least recently used half goes (3-25 KiB each)
 PYC_FLAGS = b"\x03\x00\x00\x00"  # hash-based and checked (PEP 552), as pytest writes them
-# pytest before 9.2 checked its pycs against the source's mtime, which only the test process
-# knows: with such a pytest every test process rewrites its file itself, as before.
-HASH_CHECKED = "source_hash" in inspect.signature(rewrite._write_pyc_fp).parameters
+# The end of a rewritten pyc's name, as pytest's rewrite module spells it (`PYC_TAIL`, which
+# tests/execution/test_rewritten.py compares with this). Spelled here because that module costs
+# the harness ~120 ms of CPU to import, needed only when a file is compiled, not when its pyc
+# comes from the disk store.
+PYC_TAIL = f".{sys.implementation.cache_tag}-pytest-{PYTEST_VERSION}.pyc"
+
+
+@functools.cache
+def _rewrite() -> ModuleType:
+    from _pytest.assertion import rewrite
+
+    return rewrite
+
+
+@functools.cache
+def hash_checked() -> bool:
+    """Whether this pytest checks its pycs against the source's hash. pytest before 9.2
+    checked them against the source's mtime, which only the test process knows: with such a
+    pytest every test process rewrites its file itself, as before."""
+    return "source_hash" in inspect.signature(_rewrite()._write_pyc_fp).parameters
 
 
 def rewritten_pyc(source: bytes, path: str) -> bytes | None:
     """The pyc pytest would write for `source` imported as a test module from `path` (the path
     the test process sees), or None when its test process must rewrite it itself."""
-    if not HASH_CHECKED or len(source) > SIZE_LIMIT_BYTES:
+    if len(source) > SIZE_LIMIT_BYTES:
         return None
     return _CACHE.get(source, path)
 
 
 def pyc_name(test_name: str) -> str:
     """The file name of a test module's pyc in `PYC_FOLDER`, as pytest names it."""
-    return test_name.removesuffix(".py") + rewrite.PYC_TAIL
+    return test_name.removesuffix(".py") + PYC_TAIL
 
 
 def place_pyc(workdir: str, test_name: str, pyc: bytes) -> None:
@@ -134,7 +154,7 @@ class _PycStore:
     def _name(source: bytes, path: str) -> str:
         digest = hashlib.sha256()
         # PYC_TAIL names the interpreter and pytest's version, the magic number the bytecode's
-        for part in (importlib.util.MAGIC_NUMBER, rewrite.PYC_TAIL.encode(), path.encode(),
+        for part in (importlib.util.MAGIC_NUMBER, PYC_TAIL.encode(), path.encode(),
                      source):
             digest.update(len(part).to_bytes(8, "little") + part)
         return digest.hexdigest()[:40] + ".pyc"
@@ -191,6 +211,11 @@ _CACHE = _PycCache(CACHE_LIMIT_BYTES, _STORE.get)
 
 
 def _compiled(source: bytes, path: str) -> bytes | None:
+    """The pyc of `source` at `path`, or None if it must be left to the test process (a
+    stored one is only ever one this made, so the store needs no check of `hash_checked`)."""
+    if not hash_checked():
+        return None
+    rewrite = _rewrite()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
