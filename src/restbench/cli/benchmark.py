@@ -246,12 +246,8 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
         timeout_s: float, database: str, no_sandbox: bool, ray: str | None,
         execute_all: bool, generation_timeout_s: float | None) -> None:
     """Generate tests, execute them on the original and every mutant, print the scores."""
-    from restbench.engine import RunConfig, run_benchmark
+    from restbench.engine.run_plan import RunConfig, plan_run
     from restbench.llm.config import CONFIG_ENV
-    from restbench.llm.prices import usd
-    from restbench.reports import score_table, write_results
-    from restbench.reports.export import total_cost
-    from restbench.reports.summary import generation_failure_summary
 
     if llm_config is not None:
         os.environ[CONFIG_ENV] = str(llm_config.resolve())
@@ -267,10 +263,17 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
             infer_unreached=not execute_all, generation_timeout_s=generation_timeout_s)
         _check_ray(ray)
         _check_score_files(output_dir)
+        plan = plan_run(config, on_event=print_notice)  # a bad input, before the engine's imports
     except RestbenchError as exc:
         fail(str(exc))
+    from restbench.engine.run import run_benchmark
+    from restbench.llm.prices import usd
+    from restbench.reports import score_table, write_results
+    from restbench.reports.export import total_cost
+    from restbench.reports.summary import generation_failure_summary
+
     with progress() as handle:
-        result = run_async(run_benchmark(config, on_event=handle))
+        result = run_async(run_benchmark(config, on_event=handle, plan=plan))
     console.print(score_table(result))
     counts = result.counts
     console.print(f"{counts['generations']} generations made, {counts['generations_reused']} "

@@ -6,7 +6,8 @@ from restbench.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
-    from restbench.engine.run import RunConfig, RunResult, ScoreRow, run_benchmark
+    from restbench.engine.run import RunResult, ScoreRow, run_benchmark
+    from restbench.engine.run_plan import RunConfig, RunPlan, plan_run
     from restbench.engine.validate import (
         RequirementCheck,
         ValidationReport,
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__, __getattr__ = lazy_exports(__name__, {
     "events": ("Advanced", "Event", "Notice", "PhaseStarted"),
-    "run": ("RunConfig", "RunResult", "ScoreRow", "run_benchmark"),
+    "run": ("RunResult", "ScoreRow", "run_benchmark"),
+    "run_plan": ("RunConfig", "RunPlan", "plan_run"),
     "validate": ("RequirementCheck", "ValidationReport", "validate_in_turn", "validate_service"),
 })

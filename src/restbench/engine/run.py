@@ -14,30 +14,26 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from restbench import __version__
-from restbench.benchmark import Service, Variant, recorded_name, resolve_services
+from restbench.benchmark import Service, Variant
 from restbench.benchmark.openapi_doc import service_openapi
-from restbench.benchmark.selection import select_requirements
 from restbench.engine.backend import ExecutionBackend, GenerationBackend, open_backend
 from restbench.engine.events import Advanced, EventHandler, Notice, PhaseStarted, ignore
 from restbench.engine.generation import NO_MODEL, GenerationRequest, generate, release_thread
 from restbench.engine.implied import IMPLIED_OUTPUT, IMPLIED_REASON, implies
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
 from restbench.engine.live import LiveServers
+from restbench.engine.run_plan import RunConfig, RunPlan, plan_run
 from restbench.engine.subsets import mutant_subsets, requirement_columns
-from restbench.errors import DataError, RestbenchError, ServiceStartError
+from restbench.errors import DataError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.generators import (
     Generator,
-    GeneratorSpec,
 )
-from restbench.generators.llm import THROUGH_RESTBENCH_ENDPOINTS
-from restbench.generators.registry import load_generator
-from restbench.llm import ModelSettings, check_credentials
 from restbench.llm.config import ModelEnvironment, model_environment
-from restbench.mutation import Implementation, check_edits, implementations_of
+from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL
 from restbench.plugins import source_fingerprint
 from restbench.runners.setup import ToolMissing
@@ -46,66 +42,12 @@ from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import (
     Database,
-    DatabaseChoice,
-    check_database_tools,
-    require_support,
 )
-from restbench.serving.memory_folders import memory_root
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 ALL_SERVICES = "all"
-
-
-def _once(values: Iterable[_T]) -> tuple[_T, ...]:
-    return tuple(dict.fromkeys(values))
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    services: tuple[str, ...] = ()  # empty: every built-in service
-    variants: tuple[Variant, ...] = (Variant.PRECISE, Variant.VAGUE)
-    generators: tuple[GeneratorSpec, ...] = (GeneratorSpec("golden"),)
-    models: tuple[str, ...] = ()
-    repetitions: int = 1
-    output_dir: Path = Path("restbench-results")
-    workers: int | None = None
-    timeout_s: float = 30.0
-    fresh: bool = False  # regenerate even what the store already has
-    database: str = "sqlite"  # or "postgres", or a postgresql:// URL of the user's server
-    sandbox: bool = True  # False: --no-sandbox, generated tests run without isolation
-    requirements: tuple[str, ...] = ()  # ids or globs (FS-1*); empty: every requirement
-    ray: str | None = None  # execute on this Ray cluster (an address or "auto"); see cluster
-    # A test that never ran a mutant's edited code on the original gets the original's outcome
-    # on it without running (serving.reach); False: --execute-all, every execution runs.
-    infer_unreached: bool = True
-    # The most one generation may take, its waits for model slots aside; None: no limit.
-    generation_timeout_s: float | None = None
-
-    def __post_init__(self) -> None:
-        # From Python the wordings may be named as on the command line: variants=("precise",).
-        # A value given twice counts once: models=("a", "a") would score model a twice and
-        # count its generations and cost twice in the totals.
-        object.__setattr__(self, "variants", _once(Variant(v) for v in self.variants))
-        for name in ("services", "models", "requirements"):
-            object.__setattr__(self, name, _once(getattr(self, name)))
-        by_key: dict[tuple[str, tuple[tuple[str, str], ...]], GeneratorSpec] = {}
-        for spec in self.generators:
-            by_key.setdefault((spec.name, tuple(sorted(spec.args.items()))), spec)
-        object.__setattr__(self, "generators", tuple(by_key.values()))
-
-    def describe(self) -> dict[str, Any]:
-        return {"services": [recorded_name(s) for s in self.services],
-                "variants": [v.value for v in self.variants],
-                "generators": [{"name": g.name, "args": g.args} for g in self.generators],
-                "models": list(self.models), "repetitions": self.repetitions,
-                "timeout_s": self.timeout_s,
-                "database": DatabaseChoice.parse(self.database).describe(),
-                "requirements": list(self.requirements),
-                "infer_unreached": self.infer_unreached,
-                "generation_timeout_s": self.generation_timeout_s}
 
 
 @dataclass(frozen=True)
@@ -165,20 +107,14 @@ GENERATIONS_IN_FLIGHT = 16  # cells generated at once; each endpoint bounds its 
 
 
 class _Runner:
-    def __init__(self, config: RunConfig, on_event: EventHandler) -> None:
+    def __init__(self, config: RunConfig, on_event: EventHandler,
+                 plan: RunPlan | None = None) -> None:
         self.config = config
         self.on_event = on_event
-        self.services = resolve_services(config.services)
-        self.database = DatabaseChoice.parse(config.database)
-        self._choose_services_for_database()
-        check_database_tools(self.database)  # before the store is made in the output folder
-        self.services = select_requirements(self.services, config.requirements)
-        for service in self.services:
-            check_edits(service)
-        self.generators = [(spec, load_generator(spec)) for spec in config.generators]
-        self._check_models()
-        if config.ray is None:
-            memory_root()  # a wrong $RESTBENCH_MEMORY_DIR ends the run before it makes a store
+        plan = plan if plan is not None else plan_run(config, on_event)
+        self.services = plan.services
+        self.database = plan.database
+        self.generators = plan.generators
         self.store = ResultStore(config.output_dir / "results.sqlite3")
         self._remote: GenerationBackend | None = None
         self._cuts_told: set[tuple[str, str]] = set()
@@ -188,37 +124,6 @@ class _Runner:
         # Each cell's generation once made (None if it never is), by where it sits in the
         # matrix: a test looks up the tests that may imply its pass (engine.implied) there.
         self._made: dict[tuple[str, ...], list[asyncio.Future[GenerationRow | None]]] = {}
-
-    def _choose_services_for_database(self) -> None:
-        """A service named on purpose must support the database; by default, those that do run."""
-        if self.config.services:
-            for service in self.services:
-                require_support(service, self.database)
-            return
-        supported = [s for s in self.services if self.database.kind in s.data.databases]
-        left_out = [s.name for s in self.services if s not in supported]
-        if not supported:
-            raise RestbenchError(f"no built-in service runs on {self.database.kind.value}")
-        if left_out:
-            self.on_event(Notice(f"left out (no {self.database.kind.value} support): "
-                                 + ", ".join(left_out)))
-        self.services = supported
-
-    def _check_models(self) -> None:
-        """Model names and credentials are checked before anything runs, not one cell at a time."""
-        users = [spec.name for spec, g in self.generators if getattr(g, "uses_model", False)]
-        if not users:
-            return
-        if not self.config.models:
-            raise RestbenchError(f"generator '{users[0]}' needs a model: pass --models NAME[,NAME]")
-        for spec, generator in self.generators:
-            if not isinstance(generator, THROUGH_RESTBENCH_ENDPOINTS):
-                continue  # another's generator reaches its models its own way: not ours to check
-            # A generator given its own model config (-a NAME.config=PATH) resolves through it.
-            config = spec.args.get("config")
-            settings = ModelSettings.load(Path(config) if config else None)
-            for model in [*self.config.models, *getattr(generator, "extra_models", ())]:
-                check_credentials(settings.resolve(model))
 
     def model_environment(self) -> ModelEnvironment:
         """What Ray nodes get to reach the models: nothing (no keys leave this process) unless a
@@ -621,11 +526,12 @@ def _trusted(generator: object) -> bool:
         type(generator).__module__.startswith("restbench.generators.")
 
 
-async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore) -> RunResult:
-    """Runs the matrix of `config`, storing and scoring it. Reuses whatever the store has."""
-    if config.repetitions < 1:
-        raise RestbenchError(f"repetitions must be at least 1, not {config.repetitions}")
-    runner = _Runner(config, on_event)
+async def run_benchmark(config: RunConfig, on_event: EventHandler = ignore,
+                        plan: RunPlan | None = None) -> RunResult:
+    """Runs the matrix of `config`, storing and scoring it. Reuses whatever the store has.
+    `plan`: `plan_run(config)` if it was made already (the command line makes it first, to
+    report a bad input without importing this module)."""
+    runner = _Runner(config, on_event, plan)
     run_id = runner.store.start_run(config.describe(), __version__)
     try:
         with scratch_folder("restbench-run-") as scratch:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.subsets import SUBSETS
 from restbench.llm.prices import rounded_usd
+
+if TYPE_CHECKING:  # types only: the engine's imports would cost `restbench run`'s input checks
+    from restbench.engine.run import RunResult, ScoreRow
 
 
 def _flat(row: ScoreRow) -> dict[str, Any]:

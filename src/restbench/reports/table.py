@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from restbench.benchmark.models import MutantKind, Service
-from restbench.engine.run import RunResult, ScoreRow
 from restbench.engine.subsets import SEMANTIC, VAGUE_FAIR
-from restbench.engine.validate import RequirementCheck, ValidationReport
 from restbench.llm.prices import usd
+
+if TYPE_CHECKING:  # types only: the engine's imports would cost `restbench run`'s input checks
+    from restbench.engine.run import RunResult, ScoreRow
+    from restbench.engine.validate import RequirementCheck, ValidationReport
 
 
 def _pct(value: float | None) -> str:
