@@ -35,6 +35,7 @@ from pathlib import Path
 from restbench.engine.process_table import descendants, process_table
 
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+WORKER = "restbench.execution.worker"  # in the command line of the template and what it forks
 ROLES = ("harness", "test processes", "test workers", "service servers (Python)", "launcher",
          "servers in other languages", "Schemathesis draws", "other")
 
@@ -72,6 +73,11 @@ class _Census:
             seen.children = (int(fields[13]) / TICKS_PER_S, int(fields[14]) / TICKS_PER_S)
 
 
+def _forked_by_a_worker(seen: _Seen, census: _Census) -> bool:
+    """Whether `seen`'s parent runs the workers' command line (the template or a worker)."""
+    return WORKER in census.processes.get(seen.parent, _Seen(0)).command
+
+
 def _role(pid: int, census: _Census, root: int) -> str:
     seen = census.processes[pid]
     if pid == root:
@@ -79,12 +85,10 @@ def _role(pid: int, census: _Census, root: int) -> str:
     command = seen.command
     parent = census.processes.get(seen.parent, _Seen(0))
     parent_command = parent.command
-    if "restbench.execution.worker" in command:
+    if WORKER in command:
         # the workers' template (the harness's child), a worker it forked, or a test process
         # that worker forked: all three show the template's command line
-        grandparent_command = census.processes.get(parent.parent, _Seen(0)).command
-        return "test processes" if "restbench.execution.worker" in grandparent_command \
-            else "test workers"
+        return "test processes" if _forked_by_a_worker(parent, census) else "test workers"
     if "restbench.serving.launcher" in command:
         return "service servers (Python)" if "restbench.serving.launcher" in parent_command \
             else "launcher"
@@ -110,8 +114,8 @@ def attribute(census: _Census, root: int) -> dict[str, list[float]]:
                                                         for c in seen_children))
                        for i in (0, 1)]
         if role == "test workers":  # a worker's test processes; a template's workers
-            child_role = "test processes" if "restbench.execution.worker" in \
-                census.processes.get(seen.parent, _Seen(0)).command else "test workers"
+            child_role = "test processes" if _forked_by_a_worker(seen, census) \
+                else "test workers"
         elif role == "launcher":
             child_role = "service servers (Python)"
         else:
