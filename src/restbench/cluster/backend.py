@@ -45,6 +45,7 @@ from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.llm.config import ModelEnvironment
 from restbench.serving.databases import DatabaseChoice
+from restbench.serving.pool import first_in_launcher
 from restbench.store import GenerationRow, ResultStore
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,10 @@ class RayBackend:
                  services: Sequence[Service] = ()) -> None:
         self.address = address
         self.mark_reach = mark_reach
-        self.services = list(services)  # each node's launcher imports the first one at its start
+        # What each node's launcher imports as it starts (ServerPool.prepare): the first that
+        # runs there, sent alone (a node gets each job's service with the job).
+        first = first_in_launcher(services)
+        self.services = [first] if first is not None else []
         self.database = database
         self.workers = workers
         self.timeout_s = timeout_s

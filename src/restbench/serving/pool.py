@@ -228,6 +228,12 @@ def _in_user_terms(message: str, implementation: Implementation, copy: Path | No
     return message
 
 
+def first_in_launcher(services: Iterable[Service]) -> Service | None:
+    """The first of `services` whose servers the launcher forks (a Python service; an external
+    one runs its own command): the one `ServerPool.prepare` imports ahead."""
+    return next((service for service in services if service.manifest is None), None)
+
+
 class ServerPool:
     """Starts, resets and stops service implementations under `workdir`, on `database`
     (`sqlite`, `postgres` or a PostgreSQL URL).
@@ -291,7 +297,7 @@ class ServerPool:
         the caller opens next (the test workers) instead of delaying the first server. The
         future says whether that original is ready (false where nothing runs in the launcher
         or its import failed: its first server then reports why)."""
-        first = next((service for service in services if service.manifest is None), None)
+        first = first_in_launcher(services)
         if self._preparing is None:
             self._preparing = asyncio.ensure_future(self._prepare(first))
         return self._preparing
