@@ -10,9 +10,10 @@ from typing import Any
 
 
 def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]
-                 ) -> tuple[list[str], Callable[[str], Any]]:
+                 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """`modules`: submodule -> the names the package takes from it. Returns the package's
-    `__all__` and its module-level `__getattr__`."""
+    `__all__`, its module-level `__getattr__`, and its `__dir__` (which lists the names not
+    loaded yet too, for completion in an interactive session)."""
     where = {name: module for module, names in modules.items() for name in names}
     namespace = importlib.import_module(package).__dict__
 
@@ -24,4 +25,7 @@ def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]
         namespace[name] = value  # found directly from now on
         return value
 
-    return sorted(where), __getattr__
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(where))
+
+    return sorted(where), __getattr__, __dir__

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     )
     from restbench.benchmark.variant import Variant
 
-__all__, __getattr__ = lazy_exports(__name__, {
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "loader": ("builtin_service_names", "load_service", "recorded_name", "resolve_services"),
     "models": ("BenignVariant", "Edit", "Mutant", "Requirement", "Service", "ServiceData"),
     "variant": ("Variant",),

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         validate_service,
     )
 
-__all__, __getattr__ = lazy_exports(__name__, {
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "events": ("Advanced", "Event", "Notice", "PhaseStarted"),
     "run": ("RunResult", "ScoreRow", "run_benchmark"),
     "run_plan": ("RunConfig", "RunPlan", "plan_run"),

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from restbench.llm.extract import NoCodeError, extract_python
     from restbench.llm.prices import Price, PriceTable
 
-__all__, __getattr__ = lazy_exports(__name__, {
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "client": ("MODEL_CALL_STORE", "CallCache", "ChatClient", "ChatResult", "CutOffAnswer",
                "LLMError", "PromptTooLong", "Replay", "ToolCall", "Usage", "WaitLedger",
                "answers_seen", "queue_wait", "replay"),
