@@ -29,9 +29,7 @@ from restbench.engine.run_plan import RunConfig, RunPlan, plan_run
 from restbench.engine.subsets import mutant_subsets, requirement_columns
 from restbench.errors import DataError, ServiceStartError
 from restbench.execution import ExecutionResult, Executor, Outcome
-from restbench.generators import (
-    Generator,
-)
+from restbench.generators import Generator
 from restbench.llm.config import ModelEnvironment, model_environment
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL
@@ -40,9 +38,7 @@ from restbench.runners.setup import ToolMissing
 from restbench.scoring import AggregateScore, Score, TestRecord, aggregate, score
 from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
-from restbench.serving.databases import (
-    Database,
-)
+from restbench.serving.databases import Database
 from restbench.store import ExecutionRow, GenerationRow, ResultStore
 from restbench.store.sqlite import digest
 

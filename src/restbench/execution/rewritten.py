@@ -40,7 +40,6 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 from _pytest import __version__ as PYTEST_VERSION
 
@@ -66,18 +65,13 @@ PYC_TAIL = f".{sys.implementation.cache_tag}-pytest-{PYTEST_VERSION}.pyc"
 
 
 @functools.cache
-def _rewrite() -> ModuleType:
-    from _pytest.assertion import rewrite
-
-    return rewrite
-
-
-@functools.cache
 def hash_checked() -> bool:
     """Whether this pytest checks its pycs against the source's hash. pytest before 9.2
     checked them against the source's mtime, which only the test process knows: with such a
     pytest every test process rewrites its file itself, as before."""
-    return "source_hash" in inspect.signature(_rewrite()._write_pyc_fp).parameters
+    from _pytest.assertion import rewrite
+
+    return "source_hash" in inspect.signature(rewrite._write_pyc_fp).parameters
 
 
 def rewritten_pyc(source: bytes, path: str) -> bytes | None:
@@ -215,7 +209,8 @@ def _compiled(source: bytes, path: str) -> bytes | None:
     stored one is only ever one this made, so the store needs no check of `hash_checked`)."""
     if not hash_checked():
         return None
-    rewrite = _rewrite()
+    from _pytest.assertion import rewrite
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
