@@ -12,8 +12,13 @@ after the other, so they share the machine's hour. Every run prints four figures
   system time within it (a slow hour on a virtual machine can show there first: the harness's
   forks, exits and copy-on-write faults are kernel work);
 - the load average at its start;
-- a calibration: the time of a fixed pure-Python loop (`--calibration-loops` turns, 30
-  million by default), run just before it. A slow hour shows there too.
+- two calibrations, run just before it:
+  - `loop`: the time of a fixed pure-Python loop (`--calibration-loops` turns, 30 million by
+    default). It measures the CPU alone, and has been seen normal in hours when validate took
+    twice its usual CPU, user time included.
+  - `imports`: the CPU time of a fresh interpreter of the install importing what a service's
+    server imports (FastAPI, SQLAlchemy's ORM, uvicorn), the median of three. That is work like
+    validate's: a new process building a large heap, with its page faults and cache misses.
 
 Then, for each install, it prints the median and range of the wall and CPU times, and how many
 runs finished within `--target-s`. The default is 45 s, issue 12's target for the three built-in
@@ -38,6 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CALIBRATION_LOOPS = 30_000_000
+# What every service server of a validate imports (through the launcher): the `imports`
+# calibration times a fresh interpreter importing them.
+CALIBRATION_IMPORTS = "import fastapi, sqlalchemy.orm, uvicorn"
+CALIBRATION_IMPORT_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class Timing:
     cpu_s: float
     system_s: float  # of cpu_s: forks, exits and page faults are most of it
     loop_s: float
+    imports_cpu_s: float
     load: float
     sound: bool
     detail: str
@@ -63,9 +73,23 @@ def calibrate(loops: int) -> float:
     return time.perf_counter() - started
 
 
+def calibrate_imports(python: str) -> float:
+    """The median CPU time (user and system) of `python` importing CALIBRATION_IMPORTS."""
+    cpu_s = []
+    for _ in range(CALIBRATION_IMPORT_RUNS):
+        child = subprocess.Popen([python, "-c", CALIBRATION_IMPORTS])
+        _, status, usage = os.wait4(child.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{python} -c {CALIBRATION_IMPORTS!r} failed (is restbench "
+                             "installed there?)")
+        cpu_s.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(cpu_s)
+
+
 def time_validate(install: Install, services: str, extra: list[str],
                   calibration_loops: int = CALIBRATION_LOOPS) -> Timing:
     loop_s = calibrate(calibration_loops)
+    imports_cpu_s = calibrate_imports(install.python)
     load = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([install.python, "-m", "restbench.cli", "validate", "-s", services,
@@ -80,8 +104,8 @@ def time_validate(install: Install, services: str, extra: list[str],
     sound = code == 0 and bool(summaries) and all("all sound" in s for s in summaries)
     detail = "all sound" if sound else (
         f"exit status {code}: " + (output.strip().splitlines() or ["no output"])[-1])
-    return Timing(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_stime, loop_s, load, sound,
-                  detail)
+    return Timing(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_stime, loop_s, imports_cpu_s,
+                  load, sound, detail)
 
 
 def parse_install(text: str) -> Install:
@@ -123,7 +147,8 @@ def main() -> None:
             print(f"round {round_number}/{options.rounds}  {install.label:{width}}  "
                   f"{timing.wall_s:6.1f} s wall  {timing.cpu_s:6.1f} s CPU "
                   f"({timing.system_s:5.1f} system)  "
-                  f"loop {timing.loop_s:.2f} s  load {timing.load:.2f}  {timing.detail}",
+                  f"loop {timing.loop_s:.2f} s  imports {timing.imports_cpu_s:.2f} s CPU  "
+                  f"load {timing.load:.2f}  {timing.detail}",
                   flush=True)
     print()
     for label, runs in timings.items():
