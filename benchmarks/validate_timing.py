@@ -17,8 +17,9 @@ after the other, so they share the machine's hour. Every run prints four figures
     default). It measures the CPU alone, and has been seen normal in hours when validate took
     twice its usual CPU, user time included.
   - `imports`: the CPU time of a fresh interpreter of the install importing what a service's
-    server imports (FastAPI, SQLAlchemy's ORM, uvicorn), the median of three. That is work like
-    validate's: a new process building a large heap, with its page faults and cache misses.
+    server imports (FastAPI, SQLAlchemy's ORM, uvicorn), the median of `--calibration-imports`
+    interpreters (three by default). That is work like validate's: a new process building a
+    large heap, with its page faults and cache misses.
 
 Then, for each install, it prints the median and range of the wall and CPU times, and how many
 runs finished within `--target-s`. The default is 45 s, issue 12's target for the three built-in
@@ -26,7 +27,7 @@ services.
 
     python benchmarks/validate_timing.py [--rounds 3] [-s todo,conduit,fullstack]
         [--python [LABEL=]PATH ...] [--target-s 45] [--calibration-loops N]
-        [-- more validate arguments]
+        [--calibration-imports N] [-- more validate arguments]
 
 It exits 1 if a validate run fails: a non-zero exit, or a service not reported sound.
 """
@@ -73,10 +74,11 @@ def calibrate(loops: int) -> float:
     return time.perf_counter() - started
 
 
-def calibrate_imports(python: str) -> float:
-    """The median CPU time (user and system) of `python` importing CALIBRATION_IMPORTS."""
+def calibrate_imports(python: str, runs: int = CALIBRATION_IMPORT_RUNS) -> float:
+    """The median CPU time (user and system) of `runs` interpreters `python` importing
+    CALIBRATION_IMPORTS."""
     cpu_s = []
-    for _ in range(CALIBRATION_IMPORT_RUNS):
+    for _ in range(runs):
         child = subprocess.Popen([python, "-c", CALIBRATION_IMPORTS])
         _, status, usage = os.wait4(child.pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
@@ -87,9 +89,10 @@ def calibrate_imports(python: str) -> float:
 
 
 def time_validate(install: Install, services: str, extra: list[str],
-                  calibration_loops: int = CALIBRATION_LOOPS) -> Timing:
+                  calibration_loops: int = CALIBRATION_LOOPS,
+                  calibration_imports: int = CALIBRATION_IMPORT_RUNS) -> Timing:
     loop_s = calibrate(calibration_loops)
-    imports_cpu_s = calibrate_imports(install.python)
+    imports_cpu_s = calibrate_imports(install.python, calibration_imports)
     load = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([install.python, "-m", "restbench.cli", "validate", "-s", services,
@@ -124,10 +127,14 @@ def main() -> None:
                         help="the wall time a run should stay within (default: 45)")
     parser.add_argument("--calibration-loops", type=int, default=CALIBRATION_LOOPS,
                         help=f"turns of the calibration loop (default: {CALIBRATION_LOOPS:,})")
+    parser.add_argument("--calibration-imports", type=int, default=CALIBRATION_IMPORT_RUNS,
+                        help="interpreters timed for the import calibration, the median taken "
+                             f"(default: {CALIBRATION_IMPORT_RUNS})")
     parser.add_argument("validate_args", nargs="*", help="more validate arguments (after --)")
     options = parser.parse_args()
-    if options.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    for option in ("rounds", "calibration_imports"):
+        if getattr(options, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be at least 1")
     installs: list[Install] = options.python or [Install("this install", sys.executable)]
     for install in installs:
         if not Path(install.python).is_file():
@@ -141,7 +148,7 @@ def main() -> None:
     for round_number in range(1, options.rounds + 1):
         for install in installs:
             timing = time_validate(install, options.services, options.validate_args,
-                                   options.calibration_loops)
+                                   options.calibration_loops, options.calibration_imports)
             timings[install.label].append(timing)
             failed |= not timing.sound
             print(f"round {round_number}/{options.rounds}  {install.label:{width}}  "

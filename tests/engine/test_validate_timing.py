@@ -19,7 +19,7 @@ def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_two_installs_are_timed_in_turn_and_summed_up(mini_service: Path) -> None:
     result = _run("--rounds", "2", "-s", mini_service, "--python", f"first={sys.executable}",
                   "--python", f"second={sys.executable}", "--target-s", "600",
-                  "--calibration-loops", "1000")
+                  "--calibration-loops", "1000", "--calibration-imports", "1")
     assert result.returncode == 0, result.stdout + result.stderr
     runs = re.findall(r"^round (\d)/2  (first|second)\s+([\d.]+) s wall\s+([\d.]+) s CPU "
                       r"\(\s*[\d.]+ system\)  loop ([\d.]+) s  imports ([\d.]+) s CPU  "
@@ -36,7 +36,8 @@ def test_two_installs_are_timed_in_turn_and_summed_up(mini_service: Path) -> Non
 
 
 def test_a_failed_validate_fails_the_benchmark() -> None:
-    result = _run("--rounds", "1", "-s", "no-such-service", "--calibration-loops", "1000")
+    result = _run("--rounds", "1", "-s", "no-such-service", "--calibration-loops", "1000",
+                  "--calibration-imports", "1")
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^round 1/1  this install .* exit status 2: .*no-such-service",
                      result.stdout, re.MULTILINE), result.stdout
