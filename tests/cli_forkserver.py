@@ -47,16 +47,25 @@ THIRD_PARTY = ("plotly.graph_objects", "plotly.io")  # imported by `restbench re
 
 
 def preload() -> None:
-    import restbench
-
-    for module in pkgutil.walk_packages(restbench.__path__, "restbench."):
-        if not module.name.startswith(NOT_PRELOADED):
-            importlib.import_module(module.name)
+    _import_package("restbench")
     for name in THIRD_PARTY:
         importlib.import_module(name)
     assert threading.active_count() == 1, "a preloaded module started a thread: cannot fork"
     gc.collect()
     gc.freeze()  # the children leave the preloaded objects' pages alone when they collect
+
+
+def _import_package(name: str) -> None:
+    """`name` and its modules, recursively, but NOT_PRELOADED (`pkgutil.walk_packages` would
+    import every package it goes through, the command line's too)."""
+    package = importlib.import_module(name)
+    for module in pkgutil.iter_modules(package.__path__, f"{name}."):
+        if module.name.startswith(NOT_PRELOADED):
+            continue
+        if module.ispkg:
+            _import_package(module.name)
+        else:
+            importlib.import_module(module.name)
 
 
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]]:
