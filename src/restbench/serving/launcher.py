@@ -52,7 +52,12 @@ from typing import Any
 
 from restbench import process_names
 from restbench.errors import RestbenchError
-from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
+from restbench.execution.limits import (
+    SERVER_FILE_SIZE_LIMIT_BYTES,
+    SERVER_MEMORY_LIMIT_BYTES,
+    limit_file_size,
+    limit_server_memory,
+)
 from restbench.execution.namespaces import die_with_parent
 from restbench.reaping import reap_children
 from restbench.serving import (
@@ -147,6 +152,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     process_names.name_this_process(process_names.SERVER)
     die_with_parent(signal.SIGKILL)
     limit_file_size(SERVER_FILE_SIZE_LIMIT_BYTES)
+    limit_server_memory(SERVER_MEMORY_LIMIT_BYTES)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
