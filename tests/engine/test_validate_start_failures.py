@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import re
 import signal
 import subprocess
 import time
@@ -178,3 +179,53 @@ def test_a_start_limit_that_is_not_a_positive_number_is_one_line(value: str,
     assert done.returncode == 2, done.stderr
     assert done.stderr == (f"error: RESTBENCH_START_TIMEOUT_S={value}: not a number of seconds "
                            "above 0\n")
+
+
+def _hold_at_import(mini_service: Path, mib: int) -> None:
+    main = mini_service / "app" / "main.py"
+    main.write_text(f"MODEL = bytearray({mib} * 1024**2)  # a model loaded at import, say\n"
+                    + main.read_text())
+
+
+def test_an_app_that_holds_more_than_a_server_may_is_named_with_the_setting(
+        mini_service: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server may hold 1 GiB of data (RESTBENCH_SERVER_MEMORY_MB, here 200 MiB): before the
+    message, a server forked from a launcher holding more exited before it could say why."""
+    _hold_at_import(mini_service, 300)
+    monkeypatch.setenv("RESTBENCH_SERVER_MEMORY_MB", "200")
+    report = _validate(mini_service)
+    assert len(report.problems) == 1, report.problems
+    assert re.fullmatch(r"mini original did not start: the app holds 3\d\d MiB of memory once "
+                        r"imported, over the 200 MiB a server may hold "
+                        r"\(RESTBENCH_SERVER_MEMORY_MB raises it\) \(and so did 4 mutants and "
+                        r"benign variants\)", report.problems[0]), report.problems
+    monkeypatch.delenv("RESTBENCH_SERVER_MEMORY_MB")  # the default, 1 GiB, lets it start
+    assert _validate(mini_service).problems == []
+
+
+def test_an_app_that_runs_out_of_a_servers_memory_at_import_is_named_with_the_setting(
+        mini_service: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An app whose create_app needs more than a server may hold: the server's start ends in a
+    MemoryError, named with the setting and the line."""
+    monkeypatch.setenv("RESTBENCH_SERVER_MEMORY_MB", "200")
+    main = mini_service / "app" / "main.py"
+    main.write_text(main.read_text().replace(
+        "def create_app(database_url: str) -> FastAPI:\n",
+        "def create_app(database_url: str) -> FastAPI:\n"
+        "    app_model = bytearray(300 * 1024**2)  # noqa: F841\n", 1))
+    report = _validate(mini_service)
+    assert len(report.problems) == 1, report.problems
+    assert report.problems[0].startswith(
+        "mini original did not start: MemoryError (a server may hold 200 MiB of memory; "
+        f"RESTBENCH_SERVER_MEMORY_MB raises it) at {main}:7"), report.problems
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-5", "1.5"])
+def test_a_server_memory_setting_that_is_not_a_positive_number_is_one_line(
+        value: str, mini_service: Path) -> None:
+    from tests.cli_helpers import restbench
+
+    done = restbench("validate", "-s", mini_service, env={"RESTBENCH_SERVER_MEMORY_MB": value})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: RESTBENCH_SERVER_MEMORY_MB={value}: not a whole number of "
+                           "MiB above 0\n")

@@ -14,18 +14,12 @@ SCRATCH_SIZE = "512m"
 # ever larger bodies through the API gets the service's 500 once a file reaches this, instead of
 # filling the machine's memory for every execution that runs beside it.
 SERVER_FILE_SIZE_LIMIT_BYTES = 128 * 1024**2
-# The memory (data: heap and private mappings) of each built-in service's server. A test that
-# sends a body of gigabytes made a server hold twice that (the body's chunks and their join):
-# with two such tests at once, a machine's memory. Past this, the server's allocations fail
-# (the request gets an error, or its connection is closed) and it goes on serving. A server's
-# data peaked at ~70 MiB in validate of every built-in service, on SQLite and on PostgreSQL.
-SERVER_MEMORY_LIMIT_BYTES = 1024**3
 
 
-def limit_server_memory(limit: int) -> None:
+def limit_memory(limit: int) -> None:
     """This process's data (RLIMIT_DATA: heap and private writable mappings, not the shared
     libraries nor the address space it only reserves) stays under `limit`, or a lower limit
-    already set."""
+    already set. Set on each service server (`serving.memory_limit`)."""
     _lower(resource.RLIMIT_DATA, limit)
 
 

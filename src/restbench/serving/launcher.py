@@ -48,21 +48,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from restbench import process_names
 from restbench.errors import RestbenchError
-from restbench.execution.limits import (
-    SERVER_FILE_SIZE_LIMIT_BYTES,
-    SERVER_MEMORY_LIMIT_BYTES,
-    limit_file_size,
-    limit_server_memory,
-)
+from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size, limit_memory
 from restbench.execution.namespaces import die_with_parent
 from restbench.reaping import reap_children
 from restbench.serving import (
     inline_sync,
     memory_folders,
+    memory_limit,
     originals,
     reach,
     shared_field_adapters,
@@ -94,6 +90,7 @@ POSTGRES_FLAG = "--postgres"
 SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
 START_TIMEOUT_S = start_limit.DEFAULT_S  # set in `main` (serving.start_limit)
+SERVER_MEMORY_MB = memory_limit.DEFAULT_MB  # set in `main` (serving.memory_limit)
 STACK_SIGNAL = signal.SIGUSR1  # a start out of time: its stack to its log, then SIGKILL
 STACK_WAIT_S = 0.3
 CLEAN_UP_REAP_S = 5.0  # how long an ending launcher waits for its killed servers to exit
@@ -152,7 +149,11 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     process_names.name_this_process(process_names.SERVER)
     die_with_parent(signal.SIGKILL)
     limit_file_size(SERVER_FILE_SIZE_LIMIT_BYTES)
-    limit_server_memory(SERVER_MEMORY_LIMIT_BYTES)
+    held_mib = _data_mib()
+    if held_mib >= SERVER_MEMORY_MB:  # its first allocation would fail, before it could say why
+        _report_start_failure(report_fd, {
+            "error": memory_limit.over_the_limit(held_mib, SERVER_MEMORY_MB)})
+    limit_memory(SERVER_MEMORY_MB * 1024**2)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -208,12 +209,13 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         with contextlib.suppress(OSError):  # the log's device may be the one that is full
             traceback.print_exc()  # first: the harness reads the log as soon as the report comes
             sys.stderr.flush()
-        report: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"}
+        report: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}" if str(exc)
+                                  else type(exc).__name__}
+        if isinstance(exc, MemoryError):
+            report["error"] += f" ({memory_limit.out_of_memory(SERVER_MEMORY_MB)})"
         if memory_folders.is_no_space(exc) or memory_folders.SQLITE_FULL_TEXT in str(exc):
             report["full"] = True  # the SQLite copy, or the service's own writes to it
-        os.write(report_fd, json.dumps(report).encode())
-        os.close(report_fd)
-        os._exit(1)
+        _report_start_failure(report_fd, report)
     port = sock.getsockname()[1]
 
     def report_started(ok: bool) -> None:
@@ -443,6 +445,21 @@ def _begin_start(request: dict[str, Any]) -> _Starting:
                      original)
 
 
+def _report_start_failure(report_fd: int, report: dict[str, Any]) -> NoReturn:
+    os.write(report_fd, json.dumps(report).encode())
+    os.close(report_fd)
+    os._exit(1)
+
+
+def _data_mib() -> int:
+    """This process's data (VmData), what RLIMIT_DATA bounds, in MiB."""
+    with open("/proc/self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"VmData:"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
 def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
     os.close(starting.read_fd)
     if timed_out:
@@ -469,8 +486,9 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    global START_TIMEOUT_S
+    global START_TIMEOUT_S, SERVER_MEMORY_MB
     START_TIMEOUT_S = start_limit.start_timeout_s()  # the harness refused a bad value already
+    SERVER_MEMORY_MB = memory_limit.server_memory_mb()  # as it did this one
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The harness gone, its end of stdin closes; but a launcher stuck in a service's import
     # does not read it. SIGTERM then ends what it is doing, and it cleans up as on end of input.
