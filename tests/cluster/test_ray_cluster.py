@@ -187,14 +187,15 @@ def test_executions_go_to_both_nodes_sandboxed_and_without_secrets(nodes: TwoNod
 
 def test_a_service_that_cannot_start_on_a_node_is_a_start_failure(
         nodes: TwoNodes, mini_service: Path) -> None:
+    """Its servers hold more than the memory limit the driver sets: the nodes' servers get the
+    driver's limit (before, the nodes used their own environment's)."""
     main = mini_service / "app" / "main.py"
-    text = main.read_text()
-    anchor = '    app.state.counters = {"a": 1}\n'
-    assert anchor in text
-    main.write_text(text.replace(anchor, anchor + '    raise RuntimeError("no database")\n'))
-    done = restbench("validate", "-s", mini_service, "--ray", nodes.address)
+    main.write_text("MODEL = bytearray(300 * 1024**2)\n" + main.read_text())
+    done = restbench("validate", "-s", mini_service, "--ray", nodes.address,
+                     env={"RESTBENCH_SERVER_MEMORY_MB": "200"})
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"mini original did not start: RuntimeError: no database at {main}" in done.stderr
+    assert re.search(r"mini original did not start: the app holds 3\d\d MiB of memory once "
+                     r"imported, over the 200 MiB a server may hold", done.stderr), done.stderr
     assert "(on Ray node " in done.stderr
 
 

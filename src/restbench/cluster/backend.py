@@ -44,6 +44,7 @@ from restbench.engine.generation import GenerationRequest
 from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.llm.config import ModelEnvironment
+from restbench.serving import memory_limit, start_limit
 from restbench.serving.databases import DatabaseChoice
 from restbench.serving.pool import first_in_launcher
 from restbench.store import GenerationRow, ResultStore
@@ -218,10 +219,13 @@ class RayBackend:
         self._seen_nodes.add(info["NodeID"])
         name = info.get("NodeManagerAddress", info["NodeID"][:8])
         cpus = int(info.get("Resources", {}).get("CPU", 0))
-        actor = _runner_class().options(scheduling_strategy=NodeAffinitySchedulingStrategy(
-            info["NodeID"], soft=False)).remote(self.database, self.workers or cpus,
-                                                self.timeout_s, self.sandbox, self.trusted_only,
-                                                self.mark_reach)
+        options: dict[str, Any] = {
+            "scheduling_strategy": NodeAffinitySchedulingStrategy(info["NodeID"], soft=False)}
+        if settings := _server_settings():
+            options["runtime_env"] = {"env_vars": settings}
+        actor = _runner_class().options(**options).remote(
+            self.database, self.workers or cpus, self.timeout_s, self.sandbox, self.trusted_only,
+            self.mark_reach)
         try:
             answer = await asyncio.wait_for(_awaitable(actor.start.remote(self.services)),
                                             NODE_START_TIMEOUT_S)
@@ -428,6 +432,12 @@ async def _awaitable(ref: Any) -> Any:
 def _offers_cpus(info: dict[str, Any]) -> bool:
     """A live node with CPUs (a head given none only coordinates)."""
     return bool(info.get("Alive")) and int(info.get("Resources", {}).get("CPU", 0)) >= 1
+
+
+def _server_settings() -> dict[str, str]:
+    """The driver's settings for the service servers (their start limit, their memory limit),
+    for the nodes' runners: their servers get the same limits as a local run's."""
+    return {**start_limit.passed_on(), **memory_limit.passed_on()}
 
 
 def _runner_class() -> Any:
