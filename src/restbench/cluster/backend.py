@@ -44,7 +44,7 @@ from restbench.engine.generation import GenerationRequest
 from restbench.engine.jobs import MIN_CHUNK, Done, Job
 from restbench.errors import RestbenchError, ServiceStartError
 from restbench.llm.config import ModelEnvironment
-from restbench.serving import memory_limit, start_limit
+from restbench.serving import server_limits
 from restbench.serving.databases import DatabaseChoice
 from restbench.serving.pool import first_in_launcher
 from restbench.store import GenerationRow, ResultStore
@@ -221,7 +221,7 @@ class RayBackend:
         cpus = int(info.get("Resources", {}).get("CPU", 0))
         options: dict[str, Any] = {
             "scheduling_strategy": NodeAffinitySchedulingStrategy(info["NodeID"], soft=False)}
-        if settings := _server_settings():
+        if settings := server_limits.passed_on():  # the servers' limits set for this run
             options["runtime_env"] = {"env_vars": settings}
         actor = _runner_class().options(**options).remote(
             self.database, self.workers or cpus, self.timeout_s, self.sandbox, self.trusted_only,
@@ -432,12 +432,6 @@ async def _awaitable(ref: Any) -> Any:
 def _offers_cpus(info: dict[str, Any]) -> bool:
     """A live node with CPUs (a head given none only coordinates)."""
     return bool(info.get("Alive")) and int(info.get("Resources", {}).get("CPU", 0)) >= 1
-
-
-def _server_settings() -> dict[str, str]:
-    """The driver's settings for the service servers (their start limit, their memory limit),
-    for the nodes' runners: their servers get the same limits as a local run's."""
-    return {**start_limit.passed_on(), **memory_limit.passed_on()}
 
 
 def _runner_class() -> Any:

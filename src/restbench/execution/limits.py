@@ -19,7 +19,7 @@ SERVER_FILE_SIZE_LIMIT_BYTES = 128 * 1024**2
 def limit_memory(limit: int) -> None:
     """This process's data (RLIMIT_DATA: heap and private writable mappings, not the shared
     libraries nor the address space it only reserves) stays under `limit`, or a lower limit
-    already set. Set on each service server (`serving.memory_limit`)."""
+    already set. Set on each service server (`serving.server_limits`)."""
     _lower(resource.RLIMIT_DATA, limit)
 
 

@@ -58,11 +58,10 @@ from restbench.reaping import reap_children
 from restbench.serving import (
     inline_sync,
     memory_folders,
-    memory_limit,
     originals,
     reach,
+    server_limits,
     shared_field_adapters,
-    start_limit,
 )
 
 PRELOAD = ("fastapi", "fastapi.openapi.utils", "fastapi.security", "pydantic", "pydantic.v1",
@@ -89,8 +88,9 @@ POSTGRES_FLAG = "--postgres"
 # httptools's with h11's bound on a request's head (serving/bounded_http.py).
 SERVER_LOOP = "uvloop"
 SERVER_HTTP = "restbench.serving.bounded_http:BoundedHttpToolsProtocol"
-START_TIMEOUT_S = start_limit.DEFAULT_S  # set in `main` (serving.start_limit)
-SERVER_MEMORY_MB = memory_limit.DEFAULT_MB  # set in `main` (serving.memory_limit)
+# set in `main` (serving.server_limits)
+START_TIMEOUT_S = server_limits.DEFAULT_START_S
+SERVER_MEMORY_MB = server_limits.DEFAULT_MEMORY_MB
 STACK_SIGNAL = signal.SIGUSR1  # a start out of time: its stack to its log, then SIGKILL
 STACK_WAIT_S = 0.3
 CLEAN_UP_REAP_S = 5.0  # how long an ending launcher waits for its killed servers to exit
@@ -152,7 +152,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
     held_mib = _data_mib()
     if held_mib >= SERVER_MEMORY_MB:  # its first allocation would fail, before it could say why
         _report_start_failure(report_fd, {
-            "error": memory_limit.over_the_limit(held_mib, SERVER_MEMORY_MB)})
+            "error": server_limits.over_the_memory_limit(held_mib, SERVER_MEMORY_MB)})
     limit_memory(SERVER_MEMORY_MB * 1024**2)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -212,7 +212,7 @@ def _serve_child(request: dict[str, Any], report_fd: int) -> None:
         report: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}" if str(exc)
                                   else type(exc).__name__}
         if isinstance(exc, MemoryError):
-            report["error"] += f" ({memory_limit.out_of_memory(SERVER_MEMORY_MB)})"
+            report["error"] += f" ({server_limits.out_of_memory(SERVER_MEMORY_MB)})"
         if memory_folders.is_no_space(exc) or memory_folders.SQLITE_FULL_TEXT in str(exc):
             report["full"] = True  # the SQLite copy, or the service's own writes to it
         _report_start_failure(report_fd, report)
@@ -487,8 +487,9 @@ def _finish_start(starting: _Starting, timed_out: bool) -> dict[str, Any]:
 
 def main() -> None:
     global START_TIMEOUT_S, SERVER_MEMORY_MB
-    START_TIMEOUT_S = start_limit.start_timeout_s()  # the harness refused a bad value already
-    SERVER_MEMORY_MB = memory_limit.server_memory_mb()  # as it did this one
+    # the harness refused bad values already
+    START_TIMEOUT_S = server_limits.start_timeout_s()
+    SERVER_MEMORY_MB = server_limits.server_memory_mb()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The harness gone, its end of stdin closes; but a launcher stuck in a service's import
     # does not read it. SIGTERM then ends what it is doing, and it cleans up as on end of input.

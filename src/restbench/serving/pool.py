@@ -34,7 +34,7 @@ from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL, edited_text
 from restbench.mutation.start_errors import start_failure
 from restbench.scratch import owned_folder, short_temporary_directory
-from restbench.serving import memory_limit, node_reach, start_limit
+from restbench.serving import node_reach, server_limits
 from restbench.serving.control import CONTROL_HEADER, CONTROL_PREFIX
 from restbench.serving.databases import DatabaseChoice, open_databases, require_support
 from restbench.serving.external import ExternalServer, build, start_external
@@ -251,8 +251,7 @@ class ServerPool:
         self._reach_sent: set[str] = set()
         self._node_plans: dict[str, NodePlan | None] = {}
         self.database = DatabaseChoice.parse(database)
-        self._launcher_environment = {**passed_on(), **start_limit.passed_on(),  # checks them
-                                      **memory_limit.passed_on()}
+        self._launcher_environment = {**passed_on(), **server_limits.passed_on()}  # checks both
         in_memory = memory_root()
         if in_memory is not None:  # what killed runs left in memory
             sweep_orphans(in_memory)
