@@ -12,7 +12,7 @@ after the other, so they share the machine's hour. Every run prints four figures
   system time within it (a slow hour on a virtual machine can show there first: the harness's
   forks, exits and copy-on-write faults are kernel work);
 - the load average at its start;
-- two calibrations, run just before it:
+- three calibrations, run just before it:
   - `loop`: the time of a fixed pure-Python loop (`--calibration-loops` turns, 30 million by
     default). It measures the CPU alone, and has been seen normal in hours when validate took
     twice its usual CPU, user time included.
@@ -20,6 +20,11 @@ after the other, so they share the machine's hour. Every run prints four figures
     server imports (FastAPI, SQLAlchemy's ORM, uvicorn), the median of `--calibration-imports`
     interpreters (three by default). That is work like validate's: a new process building a
     large heap, with its page faults and cache misses.
+  - `faults`: the time a process takes to touch a fresh page of memory (100,000 of them), in
+    microseconds: a page fault, and on a virtual machine whatever the host does to back the
+    page. A validate of the three built-in services makes ~5 million of them (its processes'
+    copy-on-write and fresh pages), and they took ~5 us each on hours when it took twice its
+    CPU.
 
 Then, for each install, it prints the median and range of the wall and CPU times, and how many
 runs finished within `--target-s`. The default is 45 s, issue 12's target for the three built-in
@@ -48,6 +53,16 @@ CALIBRATION_LOOPS = 30_000_000
 # calibration times a fresh interpreter importing them.
 CALIBRATION_IMPORTS = "import fastapi, sqlalchemy.orm, uvicorn"
 CALIBRATION_IMPORT_RUNS = 3
+CALIBRATION_FAULT_PAGES = 100_000
+CALIBRATION_FAULTS = f"""
+import mmap, time
+pages = {CALIBRATION_FAULT_PAGES}
+memory = mmap.mmap(-1, pages * mmap.PAGESIZE)
+started = time.perf_counter()
+for offset in range(0, pages * mmap.PAGESIZE, mmap.PAGESIZE):
+    memory[offset] = 1
+print((time.perf_counter() - started) / pages * 1e6)
+"""
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,7 @@ class Timing:
     system_s: float  # of cpu_s: forks, exits and page faults are most of it
     loop_s: float
     imports_cpu_s: float
+    fault_us: float
     load: float
     sound: bool
     detail: str
@@ -88,11 +104,18 @@ def calibrate_imports(python: str, runs: int = CALIBRATION_IMPORT_RUNS) -> float
     return statistics.median(cpu_s)
 
 
+def calibrate_faults() -> float:
+    """Microseconds per fresh page touched (CALIBRATION_FAULTS, in a process of its own)."""
+    return float(subprocess.run([sys.executable, "-c", CALIBRATION_FAULTS], capture_output=True,
+                                text=True, check=True).stdout)
+
+
 def time_validate(install: Install, services: str, extra: list[str],
                   calibration_loops: int = CALIBRATION_LOOPS,
                   calibration_imports: int = CALIBRATION_IMPORT_RUNS) -> Timing:
     loop_s = calibrate(calibration_loops)
     imports_cpu_s = calibrate_imports(install.python, calibration_imports)
+    fault_us = calibrate_faults()
     load = os.getloadavg()[0]
     started = time.perf_counter()
     child = subprocess.Popen([install.python, "-m", "restbench.cli", "validate", "-s", services,
@@ -108,7 +131,7 @@ def time_validate(install: Install, services: str, extra: list[str],
     detail = "all sound" if sound else (
         f"exit status {code}: " + (output.strip().splitlines() or ["no output"])[-1])
     return Timing(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_stime, loop_s, imports_cpu_s,
-                  load, sound, detail)
+                  fault_us, load, sound, detail)
 
 
 def parse_install(text: str) -> Install:
@@ -155,7 +178,7 @@ def main() -> None:
                   f"{timing.wall_s:6.1f} s wall  {timing.cpu_s:6.1f} s CPU "
                   f"({timing.system_s:5.1f} system)  "
                   f"loop {timing.loop_s:.2f} s  imports {timing.imports_cpu_s:.2f} s CPU  "
-                  f"load {timing.load:.2f}  {timing.detail}",
+                  f"faults {timing.fault_us:.2f} us  load {timing.load:.2f}  {timing.detail}",
                   flush=True)
     print()
     for label, runs in timings.items():

@@ -23,12 +23,12 @@ def test_two_installs_are_timed_in_turn_and_summed_up(mini_service: Path) -> Non
     assert result.returncode == 0, result.stdout + result.stderr
     runs = re.findall(r"^round (\d)/2  (first|second)\s+([\d.]+) s wall\s+([\d.]+) s CPU "
                       r"\(\s*[\d.]+ system\)  loop ([\d.]+) s  imports ([\d.]+) s CPU  "
-                      r"load [\d.]+  all sound$",
+                      r"faults ([\d.]+) us  load [\d.]+  all sound$",
                       result.stdout, re.MULTILINE)
     assert [(r[0], r[1]) for r in runs] == [("1", "first"), ("1", "second"), ("2", "first"),
                                             ("2", "second")], result.stdout
     assert all(float(wall) > 0 and float(cpu) > 0 and float(loop) > 0 and float(imports) > 0.05
-               for _, _, wall, cpu, loop, imports in runs)
+               and float(faults) > 0.01 for _, _, wall, cpu, loop, imports, faults in runs)
     for label in ("first", "second"):
         assert re.search(rf"^{label}\s+wall median [\d.]+ s \([\d.]+-[\d.]+\), CPU median "
                          r"[\d.]+ s \([\d.]+-[\d.]+\); 2 of 2 runs within 600 s$", result.stdout,
