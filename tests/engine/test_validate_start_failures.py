@@ -220,7 +220,7 @@ def test_an_app_that_runs_out_of_a_servers_memory_at_import_is_named_with_the_se
         f"RESTBENCH_SERVER_MEMORY_MB raises it) at {main}:7"), report.problems
 
 
-@pytest.mark.parametrize("value", ["lots", "0", "-5", "1.5"])
+@pytest.mark.parametrize("value", ["lots", "0", "-5", "1.5", "99999999999999"])
 def test_a_server_memory_setting_that_is_not_a_positive_number_is_one_line(
         value: str, mini_service: Path) -> None:
     from tests.cli_helpers import restbench
@@ -228,4 +228,4 @@ def test_a_server_memory_setting_that_is_not_a_positive_number_is_one_line(
     done = restbench("validate", "-s", mini_service, env={"RESTBENCH_SERVER_MEMORY_MB": value})
     assert done.returncode == 2, done.stderr
     assert done.stderr == (f"error: RESTBENCH_SERVER_MEMORY_MB={value}: not a whole number of "
-                           "MiB above 0\n")
+                           "MiB from 1 to 1048576\n")

@@ -24,6 +24,7 @@ START_VARIABLE = "RESTBENCH_START_TIMEOUT_S"
 DEFAULT_START_S = 30.0
 MEMORY_VARIABLE = "RESTBENCH_SERVER_MEMORY_MB"
 DEFAULT_MEMORY_MB = 1024
+MAX_MEMORY_MB = 1024**2  # 1 TiB: no limit in practice (past 2**43 MiB no rlimit can hold it)
 
 
 def start_timeout_s() -> float:
@@ -43,8 +44,9 @@ def server_memory_mb() -> int:
     raw = _setting(MEMORY_VARIABLE)
     if not raw:
         return DEFAULT_MEMORY_MB
-    if not raw.isdigit() or int(raw) < 1:
-        raise RestbenchError(f"{MEMORY_VARIABLE}={raw}: not a whole number of MiB above 0")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_MEMORY_MB:
+        raise RestbenchError(f"{MEMORY_VARIABLE}={raw}: not a whole number of MiB from 1 to "
+                             f"{MAX_MEMORY_MB}")
     return int(raw)
 
 
