@@ -169,7 +169,7 @@ def test_a_golden_test_that_does_not_compile_is_named_by_file_and_line(
     assert any(check.ok for check in report.checks)  # MINI-02 is validated as usual
 
 
-@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf"])
+@pytest.mark.parametrize("value", ["soon", "0", "-5", "nan", "inf", "1e12"])
 def test_a_start_limit_that_is_not_a_positive_number_is_one_line(value: str,
                                                                   mini_service: Path) -> None:
     from tests.cli_helpers import restbench
@@ -178,7 +178,7 @@ def test_a_start_limit_that_is_not_a_positive_number_is_one_line(value: str,
                      env={"RESTBENCH_START_TIMEOUT_S": value})
     assert done.returncode == 2, done.stderr
     assert done.stderr == (f"error: RESTBENCH_START_TIMEOUT_S={value}: not a number of seconds "
-                           "above 0\n")
+                           "above 0 and at most 86400 (a day)\n")
 
 
 def _hold_at_import(mini_service: Path, mib: int) -> None:

@@ -22,6 +22,7 @@ from restbench.errors import RestbenchError
 
 START_VARIABLE = "RESTBENCH_START_TIMEOUT_S"
 DEFAULT_START_S = 30.0
+MAX_START_S = 86_400.0  # a day; 1e12 s overflowed the launcher's timers
 MEMORY_VARIABLE = "RESTBENCH_SERVER_MEMORY_MB"
 DEFAULT_MEMORY_MB = 1024
 MAX_MEMORY_MB = 1024**2  # 1 TiB: no limit in practice (past 2**43 MiB no rlimit can hold it)
@@ -35,8 +36,9 @@ def start_timeout_s() -> float:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise RestbenchError(f"{START_VARIABLE}={raw}: not a number of seconds above 0")
+    if not (math.isfinite(value) and 0 < value <= MAX_START_S):
+        raise RestbenchError(f"{START_VARIABLE}={raw}: not a number of seconds above 0 and at "
+                             f"most {MAX_START_S:g} (a day)")
     return value
 
 
