@@ -97,16 +97,15 @@ def _forked(command: list[str], cwd: str, env: dict[str, str],
         answers.readline()  # {"pid"}: the command has started
         captured, finished = _read_until_closed(
             {name: read for name, (read, _) in outputs.items()}, deadline)
+        stdout, stderr = (_text(captured[name]) for name in ("stdout", "stderr"))
         if not finished:  # closing the connection has the server kill the command
-            raise subprocess.TimeoutExpired(command, timeout, *(
-                _text(captured[name]) for name in ("stdout", "stderr")))
+            raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
         connection.settimeout(max(1.0, deadline - time.monotonic()))
         try:
             returncode = json.loads(answers.readline())["returncode"]
         except TimeoutError:
             raise subprocess.TimeoutExpired(command, timeout) from None
-    return subprocess.CompletedProcess(command, returncode, *(
-        _text(captured[name]) for name in ("stdout", "stderr")))
+    return subprocess.CompletedProcess(command, returncode, stdout, stderr)
 
 
 def _read_until_closed(pipes: dict[str, int],
