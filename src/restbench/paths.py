@@ -35,5 +35,9 @@ def write_whole(path: Path, text: str) -> None:
     """`text` into `path` whole or not at all (a file rewritten as work goes on: a reader, or a
     write cut short by Ctrl-C, never meets half of it)."""
     partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

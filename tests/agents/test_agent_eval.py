@@ -526,6 +526,10 @@ def test_bad_input_is_one_line_per_problem_and_nothing_runs(tmp_path: Path) -> N
     # Before: accepted, two results with the same name
     ({"test_cases": [SUITE["test_cases"][0]] * 2}, (),
      "{path}: $.test_cases[1].name: duplicate test name 'perfect' in suite 'todo'"),
+    # Before: taken; results.json then held a bare NaN, and the report's page stayed blank
+    ({"test_cases": [_case("nan", "List alice's todos.", PERFECT, [],
+                           [(LIST, {"limit": float("nan")})])]}, (),
+     "{path}: not valid JSON: NaN is not a JSON number"),
 ])
 def test_a_bad_service_or_a_duplicate_name_is_one_line_naming_file_and_field(
         tmp_path: Path, change: dict[str, Any], extra: tuple[str, ...], problem: str) -> None:
@@ -538,6 +542,62 @@ def test_a_bad_service_or_a_duplicate_name_is_one_line_naming_file_and_field(
     assert done.stderr.startswith("error: " + problem.format(path=path))
     assert done.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_suites_of_one_name_and_a_file_nested_too_deeply_are_one_line(tmp_path: Path) -> None:
+    """Before: two suites of one name ran, giving results of one (suite, name) twice; a deeply
+    nested file was a RecursionError traceback."""
+    path = tmp_path / "suites.json"
+    path.write_text(json.dumps([{"name": "todo", "test_cases": SUITE["test_cases"][:1]}] * 2))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for file, problem in ((path, ("$[1].name: duplicate suite name 'todo' (also $[0]); a case is "
+                                 "known by its suite and name")),
+                          (deep, "not valid JSON: nested too deeply")):
+        done = restbench("agent-eval", "-t", file, "-r", tmp_path / "out", "-a", "golden",
+                         cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == f"error: {file}: {problem}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_results_that_cannot_be_written_are_found_before_any_case_runs(tmp_path: Path) -> None:
+    """Before: the cases ran, then writing results.csv over a folder was a traceback that left
+    a .partial file, and the case run last was lost from results.json."""
+    out = tmp_path / "out"
+    (out / "results.csv").mkdir(parents=True)
+    done = restbench("agent-eval", "-t", ROOT / "src/restbench/agents/examples/todo.json",
+                     "-r", out, "-a", "golden", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: {out / 'results.csv'}: is a folder; agent-eval writes its "
+                           "results there: move it away, or choose another --results-dir\n")
+    assert sorted(p.name for p in out.iterdir()) == ["results.csv"]
+
+
+def test_what_a_run_cannot_keep_of_the_earlier_results_file_is_told(tmp_path: Path) -> None:
+    """Before: an unreadable results.json, or one holding cases this test file does not have,
+    was rewritten without a word."""
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({"name": "todo", "test_cases": SUITE["test_cases"][:2]}))
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"name": "todo", "test_cases": SUITE["test_cases"][:1]}))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text("{half a file")
+
+    def said(test_file: Path) -> str:
+        done = restbench("agent-eval", "-t", test_file, "-r", out, "-a", "golden", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return " ".join(done.stderr.split())  # the console wraps long lines
+
+    assert (f"note: {out / 'results.json'}: not readable (line 1, column 2: not valid JSON: "
+            "Expecting property name enclosed in double quotes): every case runs, and the file "
+            "is written anew") in said(two)
+    assert (f"note: {out / 'results.json'}: 1 of its 2 cases are not in {one}; results.json is "
+            "rewritten with this run's cases only (what they cost stays in its summary)"
+            ) in said(one)
+    results = json.loads((out / "results.json").read_text())["results"]
+    assert [r["test_name"] for r in results] == ["perfect"]
 
 
 def test_a_made_up_answer_earns_no_grounded_keywords(tmp_path: Path, fake_env: None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -112,8 +113,12 @@ def test_every_problem_is_one_line_naming_file_and_json_path(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("content", "problem"), [
-    ("{not json", "not valid JSON at line 1"),
+    ("{not json", "line 1, column 2: not valid JSON: Expecting property name"),
     ('{"dataset_name": "x"}', "$: 'test_cases' is a required property"),
+    # Before: RecursionError tracebacks; NaN was taken, and is no JSON
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, "not valid JSON: nested too deeply"),
+    ('{"dataset_name": "x", "test_cases": [], "n": NaN}',
+     "not valid JSON: NaN is not a JSON number"),
 ])
 def test_unreadable_documents(tmp_path: Path, content: str, problem: str) -> None:
     folder = tmp_path / "x"
@@ -123,6 +128,44 @@ def test_unreadable_documents(tmp_path: Path, content: str, problem: str) -> Non
         load_datasets([str(folder)])
     assert len(caught.value.problems) == 1
     assert caught.value.problems[0].startswith(f"{folder / 'x.json'}: {problem}")
+
+
+def test_inputs_that_cannot_be_read_as_text_are_found_before_anything_runs(
+        tmp_path: Path) -> None:
+    """Before: a requirement or seed test that is not UTF-8 passed, and each case it was in
+    ended ungraded ("generation failed: UnicodeDecodeError"), naming no file; a FIFO was said
+    not to exist (and reading it would have waited for a writer)."""
+    folder = _write(tmp_path / "t", {"dataset_name": "t", "test_cases": [
+        _case(), _case(test_id="C-2", inputs={"openapi": "api.json", "requirement": "ok.txt",
+                                              "seed_test": "seed.py"}),
+        _case(test_id="C-3", inputs={"openapi": "api.json", "requirement": "ok.txt",
+                                     "seed_test": "pipe"})]})
+    (folder / "api.json").write_text('{"openapi": "3.1.0", "info": {}, "paths": {}}')
+    (folder / "req.txt").write_bytes(b"\xff\xfe the thing works")
+    (folder / "ok.txt").write_text("The thing works.\n")
+    (folder / "seed.py").write_bytes(b"def test_x():\n    assert '\xe9'\n")  # Latin-1
+    os.mkfifo(folder / "pipe")
+    with pytest.raises(DatasetError) as caught:
+        load_datasets([str(folder)])
+    file = folder / "t.json"
+    assert caught.value.problems == [
+        f"{file}: $.test_cases[0].inputs.requirement: req.txt is not UTF-8 text (byte 0)",
+        f"{file}: $.test_cases[1].inputs.seed_test: seed.py is not UTF-8 text (byte 26)",
+        (f"{file}: $.test_cases[2].inputs.seed_test: input file pipe is not a regular file (a "
+         f"pipe, socket or device) in {folder}")]
+
+
+def test_empty_model_names_are_refused_not_replaced_by_the_default(tmp_path: Path) -> None:
+    """Before: `-m ''` and `--grader ''` fell back to gpt-5-mini, and the error named that
+    model, which the user never gave."""
+    for options, problem in ((("-m", ""), ("-m/--models '': names no model (it is empty); leave "
+                              "-m out for the default, gpt-5-mini")),
+                             (("-m", ","), "-m/--models ',': names no model"),
+                             (("-m", "x", "--grader", " "), "--grader ' ': names no model")):
+        done = restbench("grade", "-d", "conventions", *options, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("error: " + problem) and done.stderr.count("\n") == 1
+        assert not (tmp_path / "grading-results").exists()
 
 
 def test_an_input_that_is_not_an_openapi_document(tmp_path: Path) -> None:

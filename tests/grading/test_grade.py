@@ -271,6 +271,23 @@ def test_an_answer_without_code_scores_zero_and_an_unreachable_model_is_ungraded
     assert report.runs[0].summary().average_score == 0.0
 
 
+def test_an_answer_cut_off_at_the_token_limit_is_ungraded_not_scored(
+        tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
+    """Before: graded, every criterion unmet (a score of 0, exit 0), where `run` and agent-eval
+    count such an answer as an error: the limit is the endpoint's setting, not the model's
+    answer. What it wrote is kept."""
+    def script(request: dict[str, Any]) -> Reply | str:
+        if request["model"] == "judge":
+            return all_met(request)
+        return Reply(content="```python\ndef test_todos():\n    assert", finish_reason="length")
+
+    report = asyncio.run(grade(_config(tmp_path, endpoint(script), test_ids=("PI-01",))))
+    (cut,) = report.runs[0].cases
+    assert cut.status == "ungraded" and "finish_reason length" in cut.error, cut.error
+    assert all(c.met is None for c in cut.criteria)
+    assert Path(cut.answer_file).read_text().endswith("    assert")
+
+
 def test_cases_that_could_not_be_graded_fail_the_command_and_low_scores_do_not(
         tmp_path: Path, endpoint: Callable[[Any], Path]) -> None:
     """Before: grade exited 0 even when no model could be reached for any case."""

@@ -23,6 +23,7 @@ from restbench.llm import (
     replay,
     resolve_model,
 )
+from restbench.llm.client import ANSWER_LIMIT_BYTES
 from restbench.llm.fake import FakeLLMServer, Reply
 from restbench.store import ResultStore
 from tests.cli_helpers import restbench
@@ -306,3 +307,32 @@ def test_a_price_entry_of_the_wrong_shape_is_refused(tmp_path: Path, entry: str,
     with pytest.raises(DataError) as error:
         ModelSettings.load(path)
     assert str(error.value) == f"{path}: price of 'mine': {problem}"
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    # Before: UnicodeDecodeError tracebacks (prices, agent-eval, grade)
+    (b"\xff\xfe[defaults]\n", "not UTF-8 text (byte 0)"),
+    # Before: RecursionError tracebacks
+    (b"a = " + b"[" * 100_000 + b"]" * 100_000, "not valid TOML: nested too deeply"),
+])
+def test_a_config_file_that_is_no_toml_text_is_one_line(tmp_path: Path, content: bytes,
+                                                        problem: str) -> None:
+    path = tmp_path / "models.toml"
+    path.write_bytes(content)
+    with pytest.raises(DataError) as error:
+        ModelSettings.load(path)
+    assert str(error.value) == f"{path}: {problem}"
+    done = restbench("prices", "--llm-config", path)
+    assert done.returncode == 2 and done.stderr == f"error: {path}: {problem}\n"
+
+
+def test_an_answer_larger_than_any_completion_is_not_read_whole_nor_asked_again() -> None:
+    """Before: a 60 MB answer was read whole, kept in results.json and the call store (peak
+    RSS 2.3 GB for two agent-eval cases)."""
+    huge = Reply(content="x" * (ANSWER_LIMIT_BYTES + 1))
+    with FakeLLMServer([huge, "never asked"]) as fake, pytest.raises(LLMError) as error:
+        complete(config(fake))
+    assert str(error.value) == (
+        f"model 'gpt-5-mini' at {fake.base_url}: HTTP 200: an answer over 8 MiB, more than any "
+        "chat completion holds (gave up after 1 attempt)")
+    assert len(fake.requests) == 1

@@ -85,24 +85,39 @@ def test_compare_refuses_a_folder_without_scores(runs: dict[str, Path], tmp_path
     assert result.returncode == 2
     assert f"{tmp_path}: no scores.json" in result.stderr
     assert "Traceback" not in result.stderr
+    # Before: "not a `restbench run` output folder", of a run that only had not finished
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    shutil.copy(runs["new"] / "results.sqlite3", unfinished)
+    result = restbench("compare", runs["base"], unfinished)
+    assert result.returncode == 2
+    assert result.stderr == (f"error: {unfinished}: an unfinished `restbench run` (its "
+                             "results.sqlite3 is there, its scores.json is not): rerunning the "
+                             "same command finishes it, reusing what the store holds\n")
 
 
 @pytest.mark.parametrize(("table", "key", "value", "wanted"), [
     ("scores", "ms", "high", "a number or null"),
     ("requirements", "killed", "lots", "a number or null"),
     ("requirements", "valid", "yes", "true or false"),
+    # Before: report's traceback (compare does not read it)
+    (None, "total_cost", "lots", "an object of numbers"),
+    (None, "counts", {"executions": "many"}, "an object of numbers"),
 ])
 def test_a_scores_json_with_a_value_of_the_wrong_type_is_one_line(
-        runs: dict[str, Path], tmp_path: Path, table: str, key: str, value: str,
+        runs: dict[str, Path], tmp_path: Path, table: str | None, key: str, value: object,
         wanted: str) -> None:
     """Before: compare and report ended in a TypeError or ValueError traceback."""
     edited = tmp_path / "edited"
     shutil.copytree(runs["new"], edited)
     scores = json.loads((edited / "scores.json").read_text())
-    scores[table][0][key] = value
+    if table is None:
+        scores[key] = value
+    else:
+        scores[table][0][key] = value
     (edited / "scores.json").write_text(json.dumps(scores))
-    expected = (f"error: {edited / 'scores.json'}: {table}[0].{key} must be {wanted}, not "
-                f"{value!r}")
+    where = key if table is None else f"{table}[0].{key}"
+    expected = f"error: {edited / 'scores.json'}: {where} must be {wanted}, not {value!r}"
     for command in (("compare", runs["base"], edited), ("report", edited, "-o",
                                                         tmp_path / "r.html")):
         result = restbench(*command)

@@ -27,6 +27,7 @@ from restbench.agents.results import CaseResult as AgentCase
 from restbench.agents.results import summary as agent_summary
 from restbench.agents.results import write_results as write_agent_results
 from restbench.benchmark import resolve_services
+from restbench.documents import parse_json
 from restbench.generators.prompts import JUDGE_SYSTEM
 from restbench.grading.results import CaseResult as GradeCase
 from restbench.grading.results import CriterionResult, write_run
@@ -355,6 +356,37 @@ def test_page_data_cannot_close_its_script_element() -> None:
     text = json.dumps({"output": "</script><!--<script>alert(1)</script>"})
     safe = _script_safe(text)
     assert "<" not in safe and json.loads(safe) == json.loads(text)
+
+
+def test_numbers_that_json_has_no_word_for_reach_the_page_as_text(tmp_path: Path) -> None:
+    """A model's tool-call arguments may hold NaN or Infinity (Python's parser takes them).
+    Before: results.json held them as bare words, and so did the report's page data, which the
+    page's JSON.parse refused: a blank page, every command exiting 0."""
+    folder = tmp_path / "agent"
+    claimed = {"name": "get_counter", "arguments": {"limit": float("nan"),
+                                                    "above": float("-inf")}}
+    case = AgentCase(
+        index=0, suite="mini", test_name="odd-args", path="suite.json", service="mini",
+        intent="Read counter a", keyword_score=1.0, tool_call_score=0.0, response_score=1.0,
+        response_scoring_type="exact", missing_keywords=(), expected_keywords=("1",),
+        expected_tool_calls=({"name": "get_counter", "arguments": {"name": "a"}},),
+        actual_tool_calls=(), claimed_tool_calls=(claimed,), tool_call_mismatches=(),
+        response_expected="1", response_actual="The counter is 1.")
+    write_agent_results(folder, agent_summary([case], 1, {"response_scoring_type": "exact"}),
+                        [case])
+    written = parse_json((folder / "results.json").read_text())  # strict: no NaN taken
+    assert written["results"][0]["details"]["claimed_tool_calls"][0]["arguments"] == \
+        {"limit": "NaN", "above": "-Infinity"}
+    (folder / "results.json").write_text(  # as an earlier version wrote it
+        (folder / "results.json").read_text().replace('"NaN"', "NaN"))
+    done = restbench("report", folder, "-o", tmp_path / "r.html")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "r.html").read_text()
+    data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page,
+                     re.DOTALL)
+    assert data is not None
+    assert '"limit":"NaN"' in data.group(1)
+    parse_json(data.group(1))
 
 
 def test_a_missing_chromium_fails_with_its_install_command(monkeypatch: pytest.MonkeyPatch

@@ -23,10 +23,12 @@ from restbench.agents.judge import Judgement, judge
 from restbench.agents.llm import system_prompt
 from restbench.agents.results import (
     JUDGE_ERROR,
+    RESULT_FILES,
     REUSED,
     CaseResult,
     EarlierRun,
     Unrecorded,
+    check_writable,
     earlier_run,
     summary,
     write_results,
@@ -494,11 +496,29 @@ def _settings(config: EvalConfig, agent: Any, targets: dict[str, _Target]) -> di
             "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
+def _earlier_notes(config: EvalConfig, earlier: EarlierRun,
+                   work: list[tuple[int, EvalCase, _Target]]) -> list[str]:
+    """What of the results folder's earlier results.json this run cannot keep: all of it when
+    it is unreadable, the cases that are not in this run's test file otherwise."""
+    path = config.results_dir / RESULT_FILES["json"]
+    if earlier.unreadable is not None:
+        return [(f"{path}: not readable ({earlier.unreadable}): every case runs, and the file "
+                 "is written anew")]
+    planned = {(case.suite, case.name) for _, case, _ in work}
+    gone = [r for r in earlier.results if (r.suite, r.test_name) not in planned]
+    if not gone:
+        return []
+    return [(f"{path}: {len(gone)} of its {len(earlier.results)} cases are not in "
+             f"{config.test_file}; results.json is rewritten with this run's cases only (what "
+             "they cost stays in its summary)")]
+
+
 def _check_config(config: EvalConfig, agent: Any) -> None:
     if getattr(agent, "uses_model", False) and not config.model:
         raise AgentError(f"agent '{config.agent}' needs a model: pass --model NAME")
     if config.scoring is ResponseScoring.LLM_JUDGE and not config.judge_model:
         raise RestbenchError("--scoring llm-judge needs a judge model: pass --judge-model NAME")
+    check_writable(config.results_dir)
     if config.scoring is ResponseScoring.SEMANTIC:
         similarity("ready", "ready")  # loads the model now: a missing one fails before any case
 
@@ -542,7 +562,10 @@ async def evaluate_agent(config: EvalConfig, on_event: EventHandler = ignore) ->
             evaluation.planned = len(work)
             to_judge: list[_Unjudged] = []
             if not config.fresh:
-                work, to_judge = evaluation.take_over(earlier_run(config.results_dir), work)
+                earlier = earlier_run(config.results_dir)
+                for note in _earlier_notes(config, earlier, work):
+                    on_event(Notice(note))
+                work, to_judge = evaluation.take_over(earlier, work)
                 if evaluation.results or to_judge:
                     judged = f", {len(to_judge)} to judge again" if to_judge else ""
                     on_event(Notice(f"{len(evaluation.results)} finished cases taken from "

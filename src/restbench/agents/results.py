@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,12 +15,15 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from restbench.documents import DocumentError, parse_json, standard_json
+from restbench.errors import RestbenchError
 from restbench.llm.prices import rounded_usd, usd
-from restbench.paths import write_whole
+from restbench.paths import file_in_the_way, not_writable, write_whole
 
 # How a case's error starts when only its judge failed: the agent's part stands, and a rerun
 # asks the judge alone again (restbench.agents.evaluate).
 JUDGE_ERROR = "judge: "
+RESULT_FILES = {"json": "results.json", "csv": "results.csv"}
 # In a case's details: how many of its model answers (agent and judge) came from the folder's
 # store, paid in an earlier attempt of the case.
 REUSED = "reused_model_calls"
@@ -229,6 +231,7 @@ class EarlierRun:
 
     results: list[CaseResult] = field(default_factory=list)
     unrecorded: Unrecorded = field(default_factory=Unrecorded)
+    unreadable: str | None = None  # why the results.json there could not be read
 
     def finished(self) -> dict[str, CaseResult]:
         """The cases it finished without an error, by key (older versions' have no keys)."""
@@ -241,26 +244,49 @@ class EarlierRun:
 
 
 def earlier_run(directory: Path) -> EarlierRun:
-    """A missing or unreadable results.json left nothing."""
+    """A missing results.json left nothing; an unreadable one nothing but the reason."""
+    path = directory / RESULT_FILES["json"]
+    if not path.exists():
+        return EarlierRun()
     try:
-        data = json.loads((directory / "results.json").read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"), non_finite=True)
         results = [CaseResult.from_json(case) for case in data["results"]]
         totals = data.get("summary") or {}
         unrecorded = Unrecorded(float(totals.get("unrecorded_cost_usd", 0.0)),
                                 int(totals.get("unrecorded_input_tokens", 0)),
                                 int(totals.get("unrecorded_output_tokens", 0)))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return EarlierRun()
+    except OSError as exc:
+        return EarlierRun(unreadable=exc.strerror or str(exc))
+    except DocumentError as exc:
+        return EarlierRun(unreadable=str(exc)[:200])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return EarlierRun(unreadable=f"not an agent-eval results file: {type(exc).__name__}: "
+                                     f"{exc}"[:200])
     return EarlierRun(results, unrecorded)
+
+
+def check_writable(directory: Path) -> None:
+    """A folder, or a file this user may not write, where the results go is found before any
+    case runs, not after."""
+    if (blocking := file_in_the_way(directory / RESULT_FILES["json"])) is not None:
+        raise RestbenchError(f"{blocking}: is a file, where the results folder {directory} "
+                             "should be")
+    for name in RESULT_FILES.values():
+        path = directory / name
+        if path.is_dir():
+            raise RestbenchError(f"{path}: is a folder; agent-eval writes its results there: "
+                                 "move it away, or choose another --results-dir")
+        if (why := not_writable(path)) is not None:
+            raise RestbenchError(f"{path}: cannot write the results there: {why}")
 
 
 def write_results(directory: Path, summary_data: dict[str, Any],
                   results: list[CaseResult]) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     ordered = sorted(results, key=lambda r: r.index)
-    files = {"json": directory / "results.json", "csv": directory / "results.csv"}
+    files = {key: directory / name for key, name in RESULT_FILES.items()}
     document = {"summary": summary_data, "results": [r.as_json() for r in ordered]}
-    write_whole(files["json"], json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_whole(files["json"], standard_json(document, indent=2, ensure_ascii=False) + "\n")
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
     writer.writeheader()

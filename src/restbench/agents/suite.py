@@ -15,6 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 
+from restbench.documents import DocumentError, parse_json
 from restbench.errors import DataError
 
 SCHEMA_FILE = "suite.schema.json"
@@ -150,6 +151,12 @@ def parse_suites(document: Any, where: str) -> list[EvalSuite]:
         suites = [_suite(raw, f"$[{i}]", f"{Path(where).stem}-{i + 1}")
                   for i, raw in enumerate(document)]
     problems = [problem for suite in suites for problem in _duplicate_names(suite, where)]
+    named: dict[str, str] = {}
+    for suite in suites:
+        if suite.name in named:
+            problems.append(f"{where}: {suite.path}.name: duplicate suite name '{suite.name}' "
+                            f"(also {named[suite.name]}); a case is known by its suite and name")
+        named.setdefault(suite.name, suite.path)
     if problems:
         raise SuiteError(problems)
     return suites
@@ -176,10 +183,9 @@ def load_suites(path: Path) -> list[EvalSuite]:
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError([f"{path}: cannot read: {exc}"]) from None
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SuiteError([(f"{path}: line {exc.lineno}, column {exc.colno}: "
-                          f"not valid JSON: {exc.msg}")]) from None
+        document = parse_json(text)
+    except DocumentError as exc:
+        raise SuiteError([f"{path}: {exc}"]) from None
     return parse_suites(document, str(path))
 
 

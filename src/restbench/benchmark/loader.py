@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -13,6 +12,7 @@ from pydantic import ValidationError
 from restbench.benchmark.manifest import MANIFEST_FILE, Manifest
 from restbench.benchmark.models import Database, Service, ServiceData
 from restbench.benchmark.text_files import read_text
+from restbench.documents import DocumentError, parse_toml
 from restbench.errors import DataError
 
 # libyaml's safe loader when PyYAML was built with it (its wheels are): the same documents,
@@ -164,9 +164,9 @@ def load_manifest(path: Path) -> Manifest:
     """Reads and checks a service.toml; every problem is one line naming the table and key."""
     text = read_text(path)
     try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"{path}: not valid TOML: {exc}") from None
+        raw = parse_toml(text)
+    except DocumentError as exc:
+        raise DataError(f"{path}: {exc}") from None
     try:
         return Manifest.model_validate(raw)
     except ValidationError as exc:

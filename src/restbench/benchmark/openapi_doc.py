@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from restbench.documents import parse_json
 from restbench.errors import RestbenchError
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ async def service_openapi(service: Service, base_url: str) -> dict[str, Any]:
     assert manifest.openapi.file is not None
     where = service.root / manifest.openapi.file
     try:
-        document = json.loads(where.read_text(encoding="utf-8"))
+        document = parse_json(where.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise RestbenchError(f"{where}: not a readable JSON OpenAPI document: {exc}") from None
     return _checked(document, service.name, str(where))
@@ -54,9 +54,9 @@ async def fetch_openapi(base_url: str, service: str,
         raise RestbenchError(f"service {service}: GET {path} answered "
                              f"{response.status_code}")
     try:
-        document = response.json()
-    except ValueError:
-        raise RestbenchError(f"service {service}: GET {path} is not JSON") from None
+        document = parse_json(response.text)
+    except ValueError as exc:
+        raise RestbenchError(f"service {service}: GET {path} is not JSON: {exc}") from None
     return _checked(document, service, f"GET {path}")
 
 

@@ -249,16 +249,17 @@ timeout_option = click.option("--timeout", "timeout_s", type=FiniteFloat(min=1),
                               show_default=True, help="Time limit of one test execution (s).")
 
 
-def not_empty(option: str, what: str) -> Callable[[click.Context, click.Parameter,
-                                                    tuple[str, ...]], tuple[str, ...]]:
+def not_empty(option: str, what: str, left_out: str | None = None
+              ) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], tuple[str, ...]]:
     """A callback refusing a list option given only empty values: an empty -R (an unset shell
-    variable, say) would select nothing, which means everything."""
+    variable, say) would select nothing, which means everything. `left_out` says what leaving
+    the option out gives, when it is not every `what`."""
 
     def check(_ctx: click.Context, _param: click.Parameter,
               values: tuple[str, ...]) -> tuple[str, ...]:
         if values and not split(values):
             fail(f"{option} {', '.join(map(repr, values))}: names no {what} (it is empty); "
-                 f"leave {option.split('/')[0]} out to choose every {what}")
+                 f"leave {option.split('/')[0]} out {left_out or f'to choose every {what}'}")
         return values
 
     return check

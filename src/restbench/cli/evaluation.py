@@ -103,6 +103,7 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
               help="Dataset folder (holding <folder>.json), its JSON file, or a shipped dataset "
                    "(prompt-injection, conventions); repeat for several.")
 @click.option("-m", "--models", multiple=True,
+              callback=not_empty("-m/--models", "model", "for the default, gpt-5-mini"),
               help="Models under test; comma-separate or repeat. Default: gpt-5-mini.")
 @click.option("--grader", default=None,
               help="Model that judges the criteria. Default: $RESTBENCH_GRADER_MODEL, else "
@@ -133,6 +134,9 @@ def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: st
         if not datasets:
             raise RestbenchError("missing option -d/--dataset (a folder, or: prompt-injection, "
                                  "conventions)")
+        if grader is not None and not grader.strip():
+            raise RestbenchError(f"--grader {grader!r}: names no model (it is empty); leave "
+                                 "--grader out for $RESTBENCH_GRADER_MODEL, else gpt-5-mini")
         config = GradeConfig(datasets=tuple(datasets), models=tuple(split(models)),
                              grader=grader, test_ids=tuple(split(test_ids)),
                              output_dir=output_dir, generator=generator, llm_config=llm_config,

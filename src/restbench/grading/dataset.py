@@ -18,9 +18,11 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
+from restbench.documents import DocumentError, parse_json
 from restbench.errors import DataError
 
 DEFAULT_BASE_URL = "http://localhost:8000"
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # C: fast, and no recursion limit
 SCHEMA_FILE = "dataset.schema.json"
 REGEX_FLAGS = {"IGNORECASE": re.IGNORECASE, "MULTILINE": re.MULTILINE, "DOTALL": re.DOTALL,
                "VERBOSE": re.VERBOSE}
@@ -147,14 +149,13 @@ def load_dataset(file: Path) -> Dataset:
     if not file.is_file():
         raise DatasetError([f"{file}: missing: a dataset folder holds <folder>.json"])
     try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
+        raw = parse_json(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DatasetError([f"{file}: cannot read: {exc.strerror}"]) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(
-            exc, json.JSONDecodeError) else ""
-        message = f"{file}: not valid JSON{where}: {getattr(exc, 'msg', exc)}"
-        raise DatasetError([message]) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError([f"{file}: not UTF-8 text (byte {exc.start})"]) from None
+    except DocumentError as exc:
+        raise DatasetError([f"{file}: {exc}"]) from None
     validator = Draft202012Validator(schema())
     problems = [f"{file}: {error.json_path}: {error.message}"
                 for error in sorted(validator.iter_errors(raw), key=lambda e: list(e.path))]
@@ -194,9 +195,18 @@ def _content_problems(file: Path, raw: Any) -> list[str]:
                     _read_document(path)
                 except ValueError as exc:
                     problems.append(f"{where}.inputs.openapi: {exc}")
-            elif key == "requirement" and not path.read_text(encoding="utf-8",
-                                                             errors="replace").strip():
-                problems.append(f"{where}.inputs.requirement: {relative} is empty")
+            elif key in ("requirement", "seed_test"):
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except OSError as exc:
+                    problems.append(f"{where}.inputs.{key}: cannot read {relative}: "
+                                    f"{exc.strerror}")
+                except UnicodeDecodeError as exc:
+                    problems.append(f"{where}.inputs.{key}: {relative} is not UTF-8 text "
+                                    f"(byte {exc.start})")
+                else:
+                    if key == "requirement" and not text.strip():
+                        problems.append(f"{where}.inputs.requirement: {relative} is empty")
         checks = item.get("checks")
         for number, spec in enumerate(checks if isinstance(checks, list) else []):
             pattern = spec.get("pattern") if isinstance(spec, dict) else None
@@ -218,6 +228,8 @@ def _input_problem(folder: Path, relative: str) -> str | None:
         return f"input file {relative} is outside the dataset folder {folder}"
     if path.is_dir():
         return f"input file {relative} is a folder, not a file, in {folder}"
+    if path.exists() and not path.is_file():
+        return f"input file {relative} is not a regular file (a pipe, socket or device) in {folder}"
     if not path.is_file():
         return f"input file {relative} does not exist in {folder}"
     return None
@@ -280,10 +292,13 @@ def _read_document(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path.name}: cannot read: {exc}") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise ValueError(f"{path.name} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}"
-                         f": {str(exc).splitlines()[0]}") from None
+        data = parse_json(text) if path.suffix == ".json" else yaml.load(text, Loader=_YAML_LOADER)
+    except DocumentError as exc:
+        raise ValueError(f"{path.name}: {exc}") from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if isinstance(exc, yaml.YAMLError) else \
+            "nested too deeply"
+        raise ValueError(f"{path.name} is not valid YAML: {reason}") from None
     if not isinstance(data, dict) or not ("openapi" in data or "swagger" in data):
         raise ValueError(f"{path.name} is not an OpenAPI document (no 'openapi' field)")
     return data

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from restbench.documents import standard_json
 from restbench.llm.prices import rounded_usd
 from restbench.paths import write_whole
 
@@ -173,6 +173,6 @@ def write_run(run: RunResult, output_dir: Path, with_model: bool) -> Path:
         else safe_name(run.dataset)
     path = output_dir / f"evaluation_results_{middle}_{run.timestamp}.json"
     output_dir.mkdir(parents=True, exist_ok=True)
-    write_whole(path, json.dumps(run.to_json(), indent=2) + "\n")  # rewritten as cases end
+    write_whole(path, standard_json(run.to_json(), indent=2) + "\n")  # rewritten as cases end
     run.results_file = path
     return path

@@ -259,14 +259,16 @@ class _CaseGrader:
                    for i, check in enumerate(case.checks, start=1)])
 
     def _failed(self, case: TestCase, folder: Path, exc: GenerationFailure) -> CaseResult:
-        """The model answered without a test (graded: nothing met), or was not reached
-        (ungraded)."""
+        """The model answered without a test (graded: nothing met), or was not reached, or
+        its answer was cut off at the token limit, which the endpoint's settings set, not the
+        model (ungraded, as `run` and agent-eval count such an answer)."""
         answer = _answer_file(folder, exc.details)
         _save(folder / "error.txt", f"{exc}\n")
         spend = Spend(exc.cost.input_tokens, exc.cost.output_tokens, exc.cost.usd)
-        if "answer" not in exc.details:
+        if "answer" not in exc.details or exc.details.get("stopped") == "token limit":
             return CaseResult(case.test_id, case.name, "ungraded", self._pending(case),
-                              generation=spend, error=f"generation failed: {exc}")
+                              generation=spend, error=f"generation failed: {exc}",
+                              answer_file=answer)
         reason = f"no test was produced: {exc}"
         criteria = [CriterionResult("judge", i, text, False, reason)
                     for i, text in enumerate(case.criteria, start=1)]

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 MAX_BACKOFF_S = 60.0
 ERROR_CHARS = 600  # of the endpoint's error message: enough for a validation error's detail
+# An answer's body at most: a chat completion is bounded by its max_tokens (0.5-1 MB of JSON for
+# the largest); an endpoint sending more is not answering, and would fill memory and results.
+ANSWER_LIMIT_BYTES = 8 * 2**20
 
 
 class LLMError(RestbenchError):
@@ -261,12 +264,12 @@ def _tell_usage_unreported(config: ModelConfig, problem: str) -> None:
                     "calls count as 0 tokens and $0", config.name, config.base_url, problem)
 
 
-def _error_text(response: httpx.Response) -> str:
+def _error_text(response: httpx.Response, body: bytes) -> str:
     try:
-        error = response.json().get("error")
+        error = json.loads(body).get("error")
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, AttributeError):
-        message = response.text
+        message = body.decode("utf-8", "replace")
     return " ".join(str(message or response.reason_phrase).split())[:ERROR_CHARS]
 
 
@@ -435,6 +438,19 @@ class ChatClient:
             seen.append(result)
         return result
 
+    async def _send(self, url: str, body: dict[str, Any], headers: dict[str, str]
+                    ) -> tuple[httpx.Response, bytes | None]:
+        """POSTs `body`; the answer and its body, or None for a body over the limit (not read
+        further)."""
+        async with self._client().stream("POST", url, json=body, headers=headers) as response:
+            chunks, size = [], 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > ANSWER_LIMIT_BYTES:
+                    return response, None
+                chunks.append(chunk)
+        return response, b"".join(chunks)
+
     async def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         headers = {"content-type": "application/json"}
         key = self.config.api_key()
@@ -447,21 +463,26 @@ class ChatClient:
             wait = self.config.retry_base_s * 2 ** attempt * (0.5 + random.random() / 2)
             try:
                 async with self._waiting(_limit(self.config)):
-                    response = await self._client().post(url, json=body, headers=headers)
+                    response, data = await self._send(url, body, headers)
             except httpx.TimeoutException:
                 problem = f"no answer within {self.config.timeout_s:g} s"
             except httpx.TransportError as exc:
                 problem = f"cannot reach {self.config.base_url} ({type(exc).__name__})"
             else:
+                if data is None:
+                    problem = (f"HTTP {response.status_code}: an answer over "
+                               f"{ANSWER_LIMIT_BYTES // 2**20} MiB, more than any chat "
+                               "completion holds")
+                    break
                 if response.status_code == 200:
                     try:
-                        answer = response.json()
+                        answer = json.loads(data)
                         _parse(answer)
                         return dict(answer)
                     except (ValueError, AttributeError) as exc:
                         problem = f"malformed answer ({exc})"
                 else:
-                    problem = f"HTTP {response.status_code}: {_error_text(response)}"
+                    problem = f"HTTP {response.status_code}: {_error_text(response, data)}"
                     if response.status_code == 404 and not self.config.base_url.endswith("/v1"):
                         problem += " (OpenAI-compatible servers usually serve under /v1: " \
                                    f"try base_url {self.config.base_url}/v1)"

@@ -248,7 +248,7 @@ def model_environment(extra_config_files: Iterable[str] = ()) -> ModelEnvironmen
             continue
         try:
             files[str(path)] = path.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue  # the generator reports a missing file as it would locally
         try:
             settings = ModelSettings.load(path)

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from restbench.documents import DocumentError, parse_toml
 from restbench.errors import DataError
 
 
@@ -125,8 +126,10 @@ def _checked(entry: object, where: str) -> _Entry:
 
 def load_price_file(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text("utf-8"))
+        return parse_toml(path.read_text("utf-8"))
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DataError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except DocumentError as exc:
+        raise DataError(f"{path}: {exc}") from None

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from restbench.documents import standard_json
 from restbench.engine.subsets import SUBSETS
 from restbench.llm.prices import rounded_usd
 
@@ -76,7 +76,7 @@ def write_results(result: RunResult, output_dir: Path) -> dict[str, Path]:
     flat = [_flat(row) for row in result.rows]
     files = {key: output_dir / name for key, name in SCORE_FILES.items()}
     files["store"] = result.store_path
-    files["json"].write_text(json.dumps(
+    files["json"].write_text(standard_json(
         {"scores": flat, "requirements": result.per_requirement, "counts": result.counts,
          "total_cost": total_cost(result)},
         indent=2), encoding="utf-8")

@@ -7,7 +7,6 @@ embedded once, as JSON, and the page builds its tables and drill-down from it.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from plotly.offline import get_plotlyjs
 
 from restbench import __version__
+from restbench.documents import standard_json
 from restbench.reports.load import Results, RunResults, load_results
 from restbench.reports.output import write_output
 from restbench.reports.payload import build_payload
@@ -35,7 +35,7 @@ def _script_safe(text: str) -> str:
 def render_html(results: Sequence[Results], title: str = "restbench report") -> str:
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     payload = build_payload(results, title, generated, __version__)
-    data = _script_safe(json.dumps(payload, separators=(",", ":"), default=str))
+    data = _script_safe(standard_json(payload, separators=(",", ":"), default=str))
     page = _asset("report.html")
     # plain replacement, not str.format: the style and script are full of braces
     return (page.replace("%%TITLE%%", title)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from restbench.benchmark import Service, resolve_services
+from restbench.documents import parse_json
 from restbench.errors import RestbenchError
 from restbench.execution import Outcome
 from restbench.mutation import implementations_of
@@ -110,9 +111,16 @@ Results = RunResults | AgentEvalResults | GradeResults
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return parse_json(path.read_text(encoding="utf-8"), non_finite=True)
+    except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: not readable JSON ({exc})") from None
+
+
+def _unfinished_run(path: Path) -> ResultsError:
+    """The store fills as a run goes; scores.json is written once every test has run."""
+    return ResultsError(f"{path}: an unfinished `restbench run` (its results.sqlite3 is there, "
+                        "its scores.json is not): rerunning the same command finishes it, "
+                        "reusing what the store holds")
 
 
 def load_results(path: Path) -> Results:
@@ -137,10 +145,7 @@ def load_results(path: Path) -> Results:
             runs.append(data | {"file": file.name})
         return GradeResults(path, runs)
     if (path / "results.sqlite3").is_file():
-        # the store fills as a run goes; scores.json is written once every test has run
-        raise ResultsError(f"{path}: an unfinished `restbench run` (its results.sqlite3 is "
-                           "there, its scores.json is not): rerunning the same command finishes "
-                           "it, reusing what the store holds; then report it")
+        raise ResultsError(f"{_unfinished_run(path)}; then report it")
     raise ResultsError(f"{path}: no scores.json (restbench run), results.json (agent-eval) or "
                        "evaluation_results_*.json (grade) in it")
 
@@ -149,6 +154,8 @@ def load_scores(path: Path) -> dict[str, Any]:
     """scores.json of a run folder, checked for the parts compare and report read."""
     file = path / "scores.json"
     if not file.is_file():
+        if (path / "results.sqlite3").is_file():
+            raise _unfinished_run(path)
         raise ResultsError(f"{path}: no scores.json (not a `restbench run` output folder)")
     data = _read_json(file)
     if not isinstance(data, dict) or not isinstance(data.get("scores"), list) \
@@ -166,7 +173,18 @@ def load_scores(path: Path) -> dict[str, Any]:
         if not isinstance(row, dict):
             raise ResultsError(f"{file}: requirements[{index}] is not an object")
         _check_types(file, f"requirements[{index}]", row)
+    for key in ("counts", "total_cost"):
+        value = data.get(key, {})
+        if not isinstance(value, dict) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()):
+            raise ResultsError(f"{file}: {key} must be an object of numbers, not "
+                               f"{_shortened(value)}")
     return data
+
+
+def _shortened(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _TEXT_KEYS = {"generator", "model", "service", "variant", "requirement", "killed_mutants"}
