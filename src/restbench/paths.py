@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import pwd
+from collections.abc import Iterable
 from pathlib import Path
+
+from restbench.errors import RestbenchError
 
 
 def file_in_the_way(path: Path) -> Path | None:
@@ -29,6 +32,18 @@ def not_writable(path: Path) -> str | None:
             name = f"uid {owner}"
         return f"the file belongs to {name}, and this user may not write it"
     return "the file is read-only"
+
+
+def check_files_writable(paths: Iterable[Path], what: str, option: str) -> None:
+    """Raises a RestbenchError for the first of `paths` that is a folder or a file this user may
+    not write: found before the work whose `what` (e.g. "the run's scores") goes there, not
+    after it. `option` is the one that chooses another folder."""
+    for path in paths:
+        if path.is_dir():
+            raise RestbenchError(f"{path}: is a folder, where {what} go: move it away, or "
+                                 f"choose another {option}")
+        if (why := not_writable(path)) is not None:
+            raise RestbenchError(f"{path}: cannot write {what} there: {why}")
 
 
 def write_whole(path: Path, text: str) -> None:

@@ -569,8 +569,8 @@ def test_results_that_cannot_be_written_are_found_before_any_case_runs(tmp_path:
     done = restbench("agent-eval", "-t", ROOT / "src/restbench/agents/examples/todo.json",
                      "-r", out, "-a", "golden", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert done.stderr == (f"error: {out / 'results.csv'}: is a folder; agent-eval writes its "
-                           "results there: move it away, or choose another --results-dir\n")
+    assert done.stderr == (f"error: {out / 'results.csv'}: is a folder, where agent-eval's "
+                           "results go: move it away, or choose another --results-dir\n")
     assert sorted(p.name for p in out.iterdir()) == ["results.csv"]
 
 

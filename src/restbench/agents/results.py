@@ -18,7 +18,7 @@ from rich.table import Table
 from restbench.documents import DocumentError, parse_json, standard_json
 from restbench.errors import RestbenchError
 from restbench.llm.prices import rounded_usd, usd
-from restbench.paths import file_in_the_way, not_writable, write_whole
+from restbench.paths import check_files_writable, file_in_the_way, write_whole
 
 # How a case's error starts when only its judge failed: the agent's part stands, and a rerun
 # asks the judge alone again (restbench.agents.evaluate).
@@ -271,13 +271,8 @@ def check_writable(directory: Path) -> None:
     if (blocking := file_in_the_way(directory / RESULT_FILES["json"])) is not None:
         raise RestbenchError(f"{blocking}: is a file, where the results folder {directory} "
                              "should be")
-    for name in RESULT_FILES.values():
-        path = directory / name
-        if path.is_dir():
-            raise RestbenchError(f"{path}: is a folder; agent-eval writes its results there: "
-                                 "move it away, or choose another --results-dir")
-        if (why := not_writable(path)) is not None:
-            raise RestbenchError(f"{path}: cannot write the results there: {why}")
+    check_files_writable((directory / name for name in RESULT_FILES.values()),
+                         "agent-eval's results", "--results-dir")
 
 
 def write_results(directory: Path, summary_data: dict[str, Any],

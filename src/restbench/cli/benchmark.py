@@ -300,16 +300,11 @@ def run(services: tuple[str, ...], requirements: tuple[str, ...], variants: tupl
 
 def _check_score_files(output_dir: Path) -> None:
     """A folder or a read-only file where the scores go is found before the run, not after."""
-    from restbench.paths import not_writable
+    from restbench.paths import check_files_writable
     from restbench.reports.export import SCORE_FILES
 
-    for name in SCORE_FILES.values():
-        path = output_dir / name
-        if path.is_dir():
-            raise RestbenchError(f"{path}: is a folder; the run writes its scores there: move "
-                                 "it away, or choose another --output-dir")
-        if (why := not_writable(path)) is not None:
-            raise RestbenchError(f"{path}: cannot write the run's scores there: {why}")
+    check_files_writable((output_dir / name for name in SCORE_FILES.values()),
+                         "the run's scores", "--output-dir")
 
 
 @main.command()
