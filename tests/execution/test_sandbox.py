@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import signal
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from restbench import process_names
 from restbench.benchmark import load_service
 from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
@@ -293,6 +295,59 @@ def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Pa
         return template.returncode
 
     assert asyncio.run(scenario()) is not None  # it exited and was waited for
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the state on (the state is [0], the parent [1], user CPU
+    time [11]); [] once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return []
+
+
+def _test_processes(scratch: Path) -> list[int]:
+    pids = [int(line.partition(":")[0]) for line in processes_mentioning(str(scratch))]
+    found = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == process_names.TEST:
+                found.append(pid)
+    return found
+
+
+def test_a_test_process_dies_with_its_worker(tmp_path: Path) -> None:
+    """Before: becoming the sandbox user (a change of credentials) cleared the test process's
+    parent-death signal, so a test whose worker died (the harness interrupted) ran on,
+    reparented to init, until its CPU limit, or for ever if it slept."""
+    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
+    spin = "def test_spin():\n    while True:\n        pass\n"
+
+    async def scenario() -> tuple[int, bool]:
+        async with ServerPool(tmp_path / "servers") as pool, \
+                Executor(workers=1, timeout_s=60, scratch_root=tmp_path / "exec") as executor:
+            server = await pool.start(implementations_of(service)["original"])
+            running = asyncio.ensure_future(executor.execute(spin, server))
+            deadline = asyncio.get_running_loop().time() + 30
+            spinning: list[int] = []
+            while not spinning:  # of the test processes, the one that runs the test spins
+                assert asyncio.get_running_loop().time() < deadline and not running.done()
+                await asyncio.sleep(0.1)
+                spinning = [pid for pid in _test_processes(tmp_path / "exec")
+                            if int((_stat(pid) or ["0"] * 12)[11]) > 20]
+            (test_pid,) = spinning
+            os.kill(int(_stat(test_pid)[1]), signal.SIGKILL)  # its worker
+            while _stat(test_pid) and _stat(test_pid)[0] != "Z" \
+                    and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+            gone = not _stat(test_pid) or _stat(test_pid)[0] == "Z"
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RestbenchError):
+                await running
+            return test_pid, gone
+
+    test_pid, gone = asyncio.run(scenario())
+    assert gone, f"test process {test_pid} outlived its worker"
 
 
 def _run_on_mini(code: str, folder: Path) -> ExecutionResult:

@@ -15,6 +15,7 @@ import contextlib
 import importlib.machinery
 import os
 import pwd
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -264,6 +265,11 @@ def become_sandbox_user() -> None:
         os.setgroups([])
     os.setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
     os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    # A change of credentials clears the parent-death signal: set again, or a test process
+    # whose worker died (the harness interrupted) would run on, reparented to init, until its
+    # CPU limit, or for ever if it sleeps. Had the worker died in between, the test process
+    # meets the closed channel as it waits for its execution, and ends.
+    ns.die_with_parent(signal.SIGKILL)
     ns.drop_all_privileges()
 
 
