@@ -9,6 +9,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +158,70 @@ def test_a_draw_after_the_helper_died_runs_in_a_new_helper() -> None:
         assert 1 <= len(again[0]) <= 3
     finally:
         drawer.close()
+
+
+ENDLESS = 100_000_000  # examples: a draw that would take days
+
+
+def _ping_document() -> dict[str, Any]:
+    return {"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/ping": {
+        "get": {"parameters": [{"name": "n", "in": "query", "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "ok"}}}}}}
+
+
+def test_a_draw_whose_generation_gives_up_is_stopped_and_close_does_not_wait() -> None:
+    """Before: the draw went on in the helper after its generation ran out of time (or Ctrl-C),
+    and close() queued behind it: the run hung until killed, ignoring SIGINT and SIGTERM."""
+    drawer = CaseDrawer()
+
+    async def give_up() -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drawer.draw_async(_ping_document(), [("GET", "/ping")], {},
+                                                     ENDLESS), 3)
+
+    try:
+        asyncio.run(give_up())
+        helper = drawer._helper
+        assert helper is not None
+        assert helper.wait(timeout=10) is not None  # killed, not drawing on
+        # the drawer goes on: the next draw runs in a new helper
+        assert drawer.draw(_ping_document(), [("GET", "/ping")], {}, 3).result(timeout=120)
+        endless = drawer.draw(_ping_document(), [("GET", "/ping")], {}, ENDLESS)
+        while not endless.running():
+            time.sleep(0.05)
+    finally:
+        started = time.monotonic()
+        drawer.close()
+        assert time.monotonic() - started < 10
+    with pytest.raises(RuntimeError, match="the draw was stopped"):
+        endless.result(timeout=10)
+
+
+def test_a_helper_whose_harness_was_killed_stops_drawing(tmp_path: Path) -> None:
+    """Before: it drew on (at 95% of a core) under init until its draw ended, days later."""
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "import sys, time\n"
+        "from restbench.generators.baselines.schemathesis_cases import CaseDrawer\n"
+        f"document = {_ping_document()!r}\n"
+        "drawer = CaseDrawer()\n"
+        f"draw = drawer.draw(document, [('GET', '/ping')], {{}}, {ENDLESS})\n"
+        "while not draw.running() or drawer._helper is None:\n"
+        "    time.sleep(0.05)\n"
+        "print(drawer._helper.pid, flush=True)\n"
+        "time.sleep(600)\n")
+    harness = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert harness.stdout is not None
+        helper = int(harness.stdout.readline())
+    finally:
+        harness.kill()
+        harness.wait()
+    deadline = time.monotonic() + 15
+    while Path(f"/proc/{helper}").exists() and \
+            Path(f"/proc/{helper}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the helper draws on"
+        time.sleep(0.1)
 
 
 def test_a_draw_that_fails_says_why_and_the_helper_goes_on() -> None:

@@ -29,6 +29,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, BinaryIO
 
 # The seed of every draw. The tests used to draw in the sandbox with `derandomize=True`, which
@@ -133,6 +134,7 @@ class CaseDrawer:
         # One draw at a time, in this thread, so the caller's event loop never waits on the pipe.
         self._thread = concurrent.futures.ThreadPoolExecutor(1, "schemathesis-draws")
         self._helper: subprocess.Popen[bytes] | None = None
+        self._stopped = False  # the draw under way was stopped on purpose
         self._draws: dict[str, concurrent.futures.Future[list[list[DrawnCase]]]] = {}
 
     def draw(self, document: dict[str, Any], operations: list[tuple[str, str]],
@@ -149,9 +151,26 @@ class CaseDrawer:
             return future
 
     async def draw_async(self, *args: Any) -> list[list[DrawnCase]]:
-        return await asyncio.wrap_future(self.draw(*args))
+        future = self.draw(*args)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            # The generation that asked ran out of time, or the run was interrupted: a draw
+            # under way (Hypothesis may take minutes for many examples) is stopped, so that the
+            # draws behind it, and close(), do not wait for it.
+            if future.running():
+                self._stop_draw_under_way()
+            raise
+
+    def _stop_draw_under_way(self) -> None:
+        with self._lock:
+            helper, self._stopped = self._helper, True
+        if helper is not None:
+            with contextlib.suppress(OSError):
+                helper.kill()
 
     def _ask(self, request: tuple[Any, ...]) -> list[list[DrawnCase]]:
+        self._stopped = False
         helper = self._running_helper()
         assert helper.stdin is not None and helper.stdout is not None
         try:
@@ -160,6 +179,9 @@ class CaseDrawer:
             status, value = pickle.load(helper.stdout)
         except (OSError, EOFError, pickle.UnpicklingError):
             self._stop_helper()
+            if self._stopped:
+                raise RuntimeError("the draw was stopped: the generation that asked for it "
+                                   "ran out of time or was interrupted") from None
             raise RuntimeError("the helper process that draws Schemathesis requests exited "
                                "(it is started again for the next draw)") from None
         if status != "ok":
@@ -167,12 +189,13 @@ class CaseDrawer:
         return value  # type: ignore[no-any-return]
 
     def _running_helper(self) -> subprocess.Popen[bytes]:
-        if self._helper is None or self._helper.poll() is not None:
-            self._helper = subprocess.Popen(
-                [sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                start_new_session=True)  # Ctrl-C is the harness's to handle
-        return self._helper
+        with self._lock:
+            if self._helper is None or self._helper.poll() is not None:
+                self._helper = subprocess.Popen(
+                    [sys.executable, "-m", __name__, str(os.getpid())], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    start_new_session=True)  # Ctrl-C is the harness's to handle
+            return self._helper
 
     def _stop_helper(self) -> None:
         helper, self._helper = self._helper, None
@@ -186,15 +209,30 @@ class CaseDrawer:
                         stream.close()
 
     def close(self) -> None:
-        """Stops the helper (it also stops by itself once this process has gone)."""
+        """Stops the helper, and a draw under way in it; draws not begun are dropped (the
+        helper also stops by itself once this process has gone)."""
         with self._lock:
-            self._thread.submit(self._stop_helper).result()
+            for future in self._draws.values():
+                future.cancel()  # only those not begun
             self._draws.clear()
+        self._stop_draw_under_way()
+        self._thread.submit(self._stop_helper).result()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A draw does not read the input, so the helper would not see the harness go (killed,
+    say) before the draw ends, which for many examples may take hours."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def _main() -> None:
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever else prints goes to stderr, not into the answers
+    if len(sys.argv) > 1:
+        threading.Thread(target=_exit_when_orphaned, args=(int(sys.argv[1]),),
+                         daemon=True).start()
     _serve(sys.stdin.buffer, answers)
 
 
