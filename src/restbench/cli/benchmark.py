@@ -35,6 +35,7 @@ from restbench.cli.common import (
 )
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted
 from restbench.errors import RestbenchError
+from restbench.execution.limits import LONGEST_TIMEOUT_S
 from restbench.wording import counted
 
 # The harness is imported by the command that needs it, not here: `restbench --help` and a
@@ -234,7 +235,8 @@ async def _repeat_one(service: Service, repeat: int, database: str,
               help="Run every test on every mutant, also where its run on the original never "
                    "reached the code the mutant changes (by default such a run is not made: "
                    "the test passes there as on the original).")
-@click.option("--generation-timeout", "generation_timeout_s", type=FiniteFloat(min=1),
+@click.option("--generation-timeout", "generation_timeout_s",
+              type=FiniteFloat(min=1, max=LONGEST_TIMEOUT_S),
               default=None, metavar="SECONDS",
               help="Time limit of one generation, not counting its waits for a free model "
                    "slot; one out of time is a failed generation, tried again by a rerun. "

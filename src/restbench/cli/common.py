@@ -28,6 +28,7 @@ from rich.progress import (
 
 from restbench.engine.events import Advanced, Event, Notice, PhaseStarted
 from restbench.errors import RestbenchError
+from restbench.execution.limits import LONGEST_TIMEOUT_S, MOST_WORKERS
 
 if TYPE_CHECKING:
     from restbench.generators import GeneratorSpec
@@ -238,14 +239,16 @@ service_option = click.option(
     "-s", "--service", "services", multiple=True,
     help="Built-in service name or path to a service folder; repeat or comma-separate. "
          "Default: every built-in service.")
-workers_option = click.option("-j", "--workers", type=click.IntRange(min=1), default=None,
+workers_option = click.option("-j", "--workers", type=click.IntRange(min=1, max=MOST_WORKERS),
+                              default=None,
                               help="Executions in parallel. Default: one more than the number "
                                    "of CPUs.")
 llm_config_option = click.option(
     "--llm-config", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
     help="TOML file naming model endpoints and prices (default: $RESTBENCH_LLM_CONFIG, else "
          "./restbench-models.toml, else OPENAI_BASE_URL/OPENAI_API_KEY).")
-timeout_option = click.option("--timeout", "timeout_s", type=FiniteFloat(min=1), default=30.0,
+timeout_option = click.option("--timeout", "timeout_s",
+                              type=FiniteFloat(min=1, max=LONGEST_TIMEOUT_S), default=30.0,
                               show_default=True, help="Time limit of one test execution (s).")
 
 

@@ -20,6 +20,7 @@ from restbench.cli.common import (
     user_errors,
 )
 from restbench.errors import RestbenchError
+from restbench.execution.limits import LONGEST_TIMEOUT_S, MOST_WORKERS
 
 
 @main.command("agent-eval")
@@ -47,10 +48,12 @@ from restbench.errors import RestbenchError
               "values; extra arguments are fine.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=10, show_default=True,
               help="Model calls the llm agent may make per case.")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("-j", "--workers", type=click.IntRange(min=1, max=MOST_WORKERS), default=1,
+              show_default=True,
               help="Cases in parallel, each on its own copy of the service.")
 @database_option
-@click.option("--case-timeout", "case_timeout_s", type=FiniteFloat(min=1), default=300.0,
+@click.option("--case-timeout", "case_timeout_s",
+              type=FiniteFloat(min=1, max=LONGEST_TIMEOUT_S), default=300.0,
               show_default=True, help="Seconds an agent may take for one case before it fails.")
 @click.option("--fresh", is_flag=True,
               help="Run every case, also those that results.json in --results-dir holds "

@@ -23,7 +23,9 @@ from restbench.execution import channel as messages
 from restbench.execution.environment import clean_environment
 from restbench.execution.limits import (
     FILE_SIZE_LIMIT_BYTES,
+    LONGEST_TIMEOUT_S,
     MEMORY_LIMIT_BYTES,
+    MOST_WORKERS,
     PROCESS_LIMIT,
     SCRATCH_SIZE,
 )
@@ -313,7 +315,10 @@ class Executor:
 
     def __init__(self, workers: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  scratch_root: Path | None = None, *, isolated: bool = True) -> None:
-        self.size = max(1, workers or default_workers())
+        if not 0 < timeout_s <= LONGEST_TIMEOUT_S:
+            raise RestbenchError(f"a test's time limit must be above 0 and at most "
+                                 f"{LONGEST_TIMEOUT_S:g} s (a day), not {timeout_s:g}")
+        self.size = min(max(1, workers or default_workers()), MOST_WORKERS)
         self.timeout_s = timeout_s
         self.isolated = isolated
         self._scratch_root = scratch_root

@@ -6,6 +6,12 @@ import resource
 MEMORY_LIMIT_BYTES = 2 * 1024**3  # address space of each process
 FILE_SIZE_LIMIT_BYTES = 64 * 1024**2  # each file written, the output included
 PROCESS_LIMIT = 64
+# The longest time limit an execution may be given: a day. Past ~3e9 s the worker's timers
+# overflowed and every execution became an error.
+LONGEST_TIMEOUT_S = 86_400.0
+# The most executions in parallel on one machine (each is a worker process with its sandbox):
+# far more than any machine's cores, well short of what makes the start itself take minutes.
+MOST_WORKERS = 1024
 OPEN_FILES_LIMIT = 1024
 # The size of the test's writable /tmp: a tmpfs, memory, so it is bounded.
 SCRATCH_SIZE = "512m"
