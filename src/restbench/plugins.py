@@ -25,7 +25,7 @@ def resolve_plugin(name: str, group: str, kind: str,
     if name in found:
         try:
             return found[name].load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is the user's to fix
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken plugin is the user's
             raise error(f"{kind} '{name}': entry point {found[name].value} failed "
                         f"to load: {exc}") from None
     if ":" not in name:
@@ -36,7 +36,7 @@ def resolve_plugin(name: str, group: str, kind: str,
         module = _import_here_too(module_name)
     except ImportError as exc:
         raise error(f"{kind} '{name}': cannot import {module_name}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the module's own code failed: the user's to fix
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the module's own code failed
         raise error(f"{kind} '{name}': importing {module_name} failed: "
                     f"{type(exc).__name__}: {exc}") from None
     try:

@@ -347,11 +347,11 @@ def test_serve_on_a_host_that_is_not_this_machine(host: str, reason: str, tmp_pa
     (["compare", "a", "b", "--fail-below", "nan"],
      "error: Invalid value for '--fail-below': 'nan' is not a finite number ("),
     # before: accepted, and every execution became an error ("the worker's channel: closed")
-    (["run", "--timeout", "1e10"], "error: Invalid value for '--timeout': 10000000000.0 is not "
-                                   "in the range 1<=x<=86400.0. ("),
+    (["run", "--timeout", "1e10"], ("error: Invalid value for '--timeout': 10000000000.0 is not "
+                                   "in the range 1<=x<=86400.0. (")),
     # before: accepted; -j 100000 was still starting workers after 5 minutes
-    (["run", "-j", "100000"], "error: Invalid value for '-j' / '--workers': 100000 is not in "
-                              "the range 1<=x<=1024. ("),
+    (["run", "-j", "100000"], ("error: Invalid value for '-j' / '--workers': 100000 is not in "
+                              "the range 1<=x<=1024. (")),
 ], ids=["option", "argument", "choice", "command", "whole-number", "number", "nan-timeout",
         "nan-gate", "huge-timeout", "huge-workers"])
 def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:

@@ -99,6 +99,45 @@ class Huge(EchoStatusGenerator):
         return GeneratedTest("# " + "x" * (2 * 2**20) + "\n", Cost(0.5, 10, 20))
 
 
+class NotANumber(EchoStatusGenerator):
+    """Before: sqlite3.IntegrityError (NOT NULL constraint failed: generations.cost_usd), the
+    run ended with a traceback, and every rerun again."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest((await super().generate(task)).code, Cost(float("nan")))
+
+
+class PastSQLite(EchoStatusGenerator):
+    """Before: OverflowError (Python int too large to convert to SQLite INTEGER)."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest((await super().generate(task)).code, Cost(0.0, 10**30, 0))
+
+
+class LoneSurrogate(EchoStatusGenerator):
+    """Before: UnicodeEncodeError when the store kept the code, a traceback."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest("def test_a():\n    s = '\ud800'\n")
+
+
+class UnknownRunner(EchoStatusGenerator):
+    """Before: stored, then the run stopped (exit 2) at its execution, and every rerun."""
+
+    async def generate(self, task: GenerationTask) -> GeneratedTest:
+        return GeneratedTest((await super().generate(task)).code, runner="nosuch")
+
+
+class Exits:
+    """A plain generate() that raises SystemExit. Before: the command exited 3, silently."""
+
+    name = "exits"
+    refines = False
+
+    def generate(self, task: GenerationTask) -> GeneratedTest:
+        raise SystemExit(3)
+
+
 class Picky:
     name = "picky"
     refines = False
@@ -169,8 +208,9 @@ def test_bad_generators_are_named_in_the_error() -> None:
 
 def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes_on(
         tmp_path: Path) -> None:
-    specs = (GeneratorSpec(f"{__name__}:NotATest"), GeneratorSpec(f"{__name__}:EchoStatusGenerator"),
-             GeneratorSpec(f"{__name__}:BadlyFilled"), GeneratorSpec(f"{__name__}:Huge"))
+    specs = tuple(GeneratorSpec(f"{__name__}:{name}") for name in (
+        "NotATest", "EchoStatusGenerator", "BadlyFilled", "Huge", "NotANumber", "PastSQLite",
+        "LoneSurrogate", "UnknownRunner", "Exits"))
     result = asyncio.run(run_benchmark(RunConfig(services=(str(MINI),), generators=specs,
                                                  output_dir=tmp_path)))
     validity = {(row.generator, row.variant): row.score.validity_rate for row in result.rows}
@@ -183,7 +223,19 @@ def test_a_generator_that_returns_no_test_fails_its_generations_and_the_run_goes
         specs[0].name: "TypeError: generate() returned str, not GeneratedTest",
         specs[2].name: "TypeError: generate() returned a GeneratedTest whose code is int, not str",
         specs[3].name: "TypeError: generate() returned a test of 2.0 MiB, over the 1 MiB a "
-                       "generated test may have"}
+                       "generated test may have",
+        specs[4].name: "TypeError: generate() returned a GeneratedTest whose cost is "
+                       "Cost(usd=nan, input_tokens=0, output_tokens=0), not Cost(usd, "
+                       "input_tokens, output_tokens) of finite numbers, 0 or more",
+        specs[5].name: "TypeError: generate() returned a GeneratedTest whose cost is "
+                       f"Cost(usd=0.0, input_tokens={10**30}, output_tokens=0), not Cost(usd, "
+                       "input_tokens, output_tokens) of finite numbers, 0 or more",
+        specs[6].name: "TypeError: generate() returned a GeneratedTest whose code is not text "
+                       "(a lone surrogate at character 23)",
+        specs[7].name: "TypeError: generate() returned a GeneratedTest whose runner cannot be "
+                       "used: unknown runner 'nosuch' (installed: newman, node, pytest; or give "
+                       "module:attribute)",
+        specs[8].name: "SystemExit: 3"}
     # the over-limit test was paid for: its cost stays with the failure
     with sqlite3.connect(result.store_path) as store:
         paid = set(store.execute("SELECT cost_usd, input_tokens, output_tokens FROM generations "
@@ -212,6 +264,11 @@ def test_a_module_in_the_current_folder_is_found_after_everything_installed(
     with pytest.raises(GeneratorError, match="importing restbench_broken_gen failed: "
                        "RuntimeError: half written"):
         load_generator(GeneratorSpec("restbench_broken_gen:Thing"))
+    # Before: the command exited 5 without a word
+    (tmp_path / "restbench_exiting_gen.py").write_text("raise SystemExit(5)\n")
+    with pytest.raises(GeneratorError, match="importing restbench_exiting_gen failed: "
+                       "SystemExit: 5"):
+        load_generator(GeneratorSpec("restbench_exiting_gen:Thing"))
 
 
 def test_only_generators_that_use_restbench_endpoints_need_its_keys(

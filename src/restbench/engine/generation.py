@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import inspect
 import json
+import math
 import queue
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any
 
 from restbench.benchmark import Service, Variant
 from restbench.engine.live import LiveServers, LiveService
+from restbench.errors import RestbenchError
 from restbench.execution import Executor
 from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generator, GeneratorSpec
@@ -26,6 +28,7 @@ from restbench.generators.tasks import make_task, produce
 from restbench.llm import ChatResult, WaitLedger, answers_seen, queue_wait
 from restbench.llm.client import CallCache, spent
 from restbench.mutation import implementations_of
+from restbench.runners import load_runner
 from restbench.store import GenerationRow
 from restbench.store.sqlite import digest
 
@@ -93,7 +96,7 @@ async def generate(request: GenerationRequest, generator: Generator, openapi: di
             raise GenerationFailure(f"TypeError: generate() returned {problem}", _paid(test))
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise
-    except Exception as exc:  # a failed generation is a result, not a crash
+    except (Exception, SystemExit) as exc:  # a failed generation is a result, not a crash
         if isinstance(exc, not_the_generators):
             raise
         if limit.expired():
@@ -231,11 +234,20 @@ def _not_a_test(test: object) -> str:
         return f"a GeneratedTest whose code is {type(test.code).__name__}, not str"
     if not _is_cost(test.cost):
         return f"a GeneratedTest whose cost is {test.cost!r}, not Cost(usd, input_tokens, " \
-            "output_tokens) of numbers"
+            "output_tokens) of finite numbers, 0 or more"
     if too_big := oversized(test.code):
         return f"a test of {too_big}"
+    try:
+        test.code.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a GeneratedTest whose code is not text (a lone surrogate at character " \
+            f"{exc.start})"
     if not isinstance(test.runner, str):
         return f"a GeneratedTest whose runner is {type(test.runner).__name__}, not str"
+    try:
+        load_runner(test.runner)
+    except RestbenchError as exc:
+        return f"a GeneratedTest whose runner cannot be used: {exc}"
     if not isinstance(test.details, dict):
         return f"a GeneratedTest whose details are {type(test.details).__name__}, not dict"
     try:
@@ -246,8 +258,12 @@ def _not_a_test(test: object) -> str:
 
 
 def _is_cost(cost: object) -> bool:
+    """Numbers the store can keep and sums can add: NaN, an infinity, a negative amount or a
+    count past SQLite's integers crashed the run when it was stored, or printed $inf."""
     return isinstance(cost, Cost) and isinstance(cost.usd, (int, float)) \
-        and all(isinstance(n, int) for n in (cost.input_tokens, cost.output_tokens))
+        and not isinstance(cost.usd, bool) and math.isfinite(cost.usd) and cost.usd >= 0 \
+        and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**63
+                for n in (cost.input_tokens, cost.output_tokens))
 
 
 def _paid(test: object) -> Cost:
