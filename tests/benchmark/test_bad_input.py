@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -254,6 +256,13 @@ UNUSABLE_STORES = {
     "a-folder": "results.sqlite3: is a folder, not a result store",
     "garbage": "results.sqlite3: not a usable result store (file is not a database)",
     "truncated": "results.sqlite3: not a usable result store (database disk image is malformed)",
+    # Before: a traceback at the first result saved (table generations has 1 columns but 19
+    # values were supplied)
+    "another-shape": "results.sqlite3: not a restbench result store (its table 'generations' "
+                     "has the columns x)",
+    # Before: the store's tables were added to another program's database, without a word
+    "another-program": "results.sqlite3: not a restbench result store (it holds a table "
+                       "'customers' that a result store has not)",
 }
 
 
@@ -270,6 +279,12 @@ def test_a_results_folder_that_cannot_hold_the_store(mini_service: Path, tmp_pat
     elif case == "garbage":
         output.mkdir()
         (output / "results.sqlite3").write_bytes(bytes(range(256)) * 8)
+    elif case.startswith("another"):
+        output.mkdir()
+        with contextlib.closing(sqlite3.connect(output / "results.sqlite3")) as db:
+            db.execute("CREATE TABLE generations (x)" if case == "another-shape" else
+                       "CREATE TABLE customers (name, email)")
+            db.commit()
     else:
         _truncated_store(output)
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden", "-o", output))
@@ -283,7 +298,8 @@ def test_a_folder_where_the_scores_go_is_found_before_the_run(mini_service: Path
     (tmp_path / "out" / "scores.json").mkdir(parents=True)
     message = one_line_error(restbench("run", "-s", mini_service, "-g", "golden",
                                        "-o", tmp_path / "out"))
-    assert f"{tmp_path / 'out' / 'scores.json'}: is a folder" in message
+    assert message == (f"error: {tmp_path / 'out' / 'scores.json'}: is a folder, where the "
+                       "run's scores go: move it away, or choose another --output-dir")
     assert not (tmp_path / "out" / "results.sqlite3").exists()  # nothing ran
 
 

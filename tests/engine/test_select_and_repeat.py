@@ -123,16 +123,6 @@ def test_an_empty_selection_is_a_one_line_error(command: str, empty: str, mini_s
     assert not (tmp_path / "results.sqlite3").exists()
 
 
-def test_a_folder_where_a_score_file_goes_is_found_before_the_run(mini_service: Path,
-                                                                   tmp_path: Path) -> None:
-    (tmp_path / "scores.csv").mkdir()
-    result = restbench("run", "-s", mini_service, "-g", "golden", "-o", tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr == (f"error: {tmp_path / 'scores.csv'}: is a folder, where the run's "
-                             "scores go: move it away, or choose another --output-dir\n")
-    assert not (tmp_path / "results.sqlite3").exists()
-
-
 def test_repeat_reports_an_outcome_that_changes(mini_service: Path, tmp_path: Path) -> None:
     # MINI-01's golden test fails on the original in the first repetition only.
     counter = tmp_path / "runs-on-original"

@@ -6,12 +6,14 @@ keeps everything finished before, and a rerun finds it by key instead of redoing
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import time
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,35 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
+@cache
+def _store_columns() -> dict[str, list[str]]:
+    """Table -> its columns, in a store made by this version."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(SCHEMA)
+        return _tables(db)
+
+
+def _tables(db: sqlite3.Connection) -> dict[str, list[str]]:
+    names = [name for (name,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    return {name: [column[1] for column in db.execute(
+                "PRAGMA table_info('{}')".format(name.replace("'", "''")))]
+            for name in names}
+
+
+def _foreign_tables(db: sqlite3.Connection) -> str | None:
+    """What tells an existing database from a result store, before anything changes in it (a
+    table of another shape failed at the first result saved; another program's database got
+    the store's tables added)."""
+    ours = _store_columns()
+    for name, columns in _tables(db).items():
+        if name not in ours:
+            return f"it holds a table {name!r} that a result store has not"
+        if columns != ours[name]:
+            return f"its table {name!r} has the columns {', '.join(columns)}"
+    return None
+
+
 class ResultStore:
     def __init__(self, path: Path) -> None:
         """Opens (or makes) the store; a path that cannot hold one is a RestbenchError naming
@@ -154,6 +185,10 @@ class ResultStore:
             db = sqlite3.connect(path, isolation_level=None)
             # SQLite reads the file's header here: a file that is not a database, or a
             # truncated one, fails now rather than at the first result saved.
+            if (foreign := _foreign_tables(db)) is not None:
+                db.close()
+                raise RestbenchError(f"{path}: not a restbench result store ({foreign}); move "
+                                     "it away, or choose another output folder")
             db.execute("PRAGMA journal_mode=WAL")
             # One commit per execution: with WAL, NORMAL syncs at checkpoints, not at each
             # commit (0.04 vs 0.18 ms an insert here; a laptop's disk can take milliseconds per
