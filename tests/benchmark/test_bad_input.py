@@ -303,6 +303,16 @@ def test_a_folder_where_the_scores_go_is_found_before_the_run(mini_service: Path
     assert not (tmp_path / "out" / "results.sqlite3").exists()  # nothing ran
 
 
+def test_serve_names_where_the_app_failed_as_run_does(mini_service: Path) -> None:
+    """Before: serve printed the traceback through the temporary copy it ran."""
+    main = mini_service / "app" / "main.py"
+    main.write_text(main.read_text() + "\nraise RuntimeError('half written')\n")
+    line = len(main.read_text().splitlines())
+    message = one_line_error(restbench("serve", mini_service, "--port", "0"))
+    assert message == (f"error: mini original did not start: RuntimeError: half written at "
+                       f"{main}:{line}")
+
+
 @pytest.mark.parametrize("command", ["list", "validate", "run", "serve"])
 def test_a_python_service_without_its_app_folder(mini_service: Path, command: str) -> None:
     """Before: `list` showed it, and the other commands gave a traceback (FileNotFoundError)."""

@@ -125,6 +125,20 @@ def test_a_scores_json_with_a_value_of_the_wrong_type_is_one_line(
         assert result.stderr.strip().splitlines()[-1] == expected, result.stderr
 
 
+def test_a_requirement_row_without_its_keys_is_one_line(runs: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    """Before: compare ended in a KeyError traceback ('generator')."""
+    edited = tmp_path / "edited"
+    shutil.copytree(runs["new"], edited)
+    scores = json.loads((edited / "scores.json").read_text())
+    scores["requirements"][0] = {"service": "mini"}
+    (edited / "scores.json").write_text(json.dumps(scores))
+    result = restbench("compare", runs["base"], edited)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (f"error: {edited / 'scores.json'}: requirements[0] lacks generator, "
+                             "model, variant, requirement, mutants, killed\n")
+
+
 @pytest.fixture(scope="module")
 def other_runs(runs: dict[str, Path]) -> dict[str, Path]:
     """BASE's generator on one wording only, and another generator: rows BASE has that these

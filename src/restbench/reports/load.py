@@ -172,6 +172,10 @@ def load_scores(path: Path) -> dict[str, Any]:
     for index, row in enumerate(data["requirements"]):
         if not isinstance(row, dict):
             raise ResultsError(f"{file}: requirements[{index}] is not an object")
+        missing = [k for k in ("generator", "model", "service", "variant", "requirement",
+                               "mutants", "killed") if k not in row]
+        if missing:
+            raise ResultsError(f"{file}: requirements[{index}] lacks {', '.join(missing)}")
         _check_types(file, f"requirements[{index}]", row)
     for key in ("counts", "total_cost"):
         value = data.get(key, {})

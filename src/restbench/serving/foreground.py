@@ -8,6 +8,7 @@ import errno
 import socket
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from restbench.benchmark.models import Service
 from restbench.errors import MutationError, RestbenchError, ServiceStartError
 from restbench.mutation import Implementation, implementations_of, materialize
 from restbench.mutation.apply import ORIGINAL
+from restbench.mutation.start_errors import start_failure
 from restbench.scratch import scratch_folder
 from restbench.serving.databases import (
     DatabaseChoice,
@@ -110,10 +112,15 @@ def _serve_python(implementation: Implementation, listener: socket.socket, host:
             source = materialize(implementation, Path(scratch))
             sys.path.insert(0, str(source))
             sys.dont_write_bytecode = True
-            from app.main import create_app  # type: ignore[import-not-found]
+            url = databases.create(Path(scratch), f"{service.name}-{implementation.id}")
+            try:
+                from app.main import create_app  # type: ignore[import-not-found]
 
-            app = create_app(databases.create(Path(scratch),
-                                              f"{service.name}-{implementation.id}"))
+                app = create_app(url)
+            except Exception as exc:  # noqa: BLE001 - the service's code failed: one line
+                raise ServiceStartError(start_failure(
+                    f"{service.name} {implementation.id}", f"{type(exc).__name__}: {exc}",
+                    traceback.format_exc(), source, implementation)) from None
             # the harness's loop and protocol, so a person meets what tests meet
             server = uvicorn.Server(uvicorn.Config(app, log_level="info", loop=SERVER_LOOP,
                                                    http=SERVER_HTTP))
