@@ -85,6 +85,11 @@ def test_golden_test_path_that_does_not_exist(mini_service: Path) -> None:
     edit(mini_service, "golden: golden/test_MINI-02.py", "golden: golden/test_MINI-99.py")
     message = one_line_error(restbench("validate", "-s", mini_service))
     assert "requirement MINI-02: golden test golden/test_MINI-99.py does not exist" in message
+    # Before: taken, and validate ran /etc/passwd as the requirement's golden test
+    edit(mini_service, "golden: golden/test_MINI-99.py", "golden: ../../../../../../etc/passwd")
+    message = one_line_error(restbench("list", "-s", mini_service))
+    assert message.endswith("requirement MINI-02: golden test ../../../../../../etc/passwd is "
+                            "outside the service folder")
 
 
 def test_not_yaml(mini_service: Path) -> None:

@@ -227,8 +227,13 @@ def _check_semantic_reasons(service: Service) -> None:
 
 
 def _check_golden_files(service: Service) -> None:
+    root = service.root.resolve()
     for requirement in service.requirements:
         path = service.golden_path(requirement)
+        if not path.resolve().is_relative_to(root):
+            # a golden test is part of the service: it is copied and reported as the service's
+            raise DataError(f"{service.data_file}: requirement {requirement.id}: golden test "
+                            f"{requirement.golden} is outside the service folder")
         if not path.is_file():
             raise DataError(f"{service.data_file}: requirement {requirement.id}: "
                             f"golden test {requirement.golden} does not exist")
