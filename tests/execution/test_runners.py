@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,20 @@ def test_a_missing_newman_names_the_setup_command(tmp_path: Path) -> None:
     error = [line for line in ran.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and error[0].startswith("error: newman 6.2.2 is not installed")
     assert error[0].endswith("run 'restbench setup newman'")
+
+
+def test_setup_where_no_folder_can_be_made_is_one_line(tmp_path: Path) -> None:
+    """Before: a NotADirectoryError traceback."""
+    (tmp_path / "a-file").write_text("")
+    done = restbench("setup", "newman", env={**os.environ,
+                                              "RESTBENCH_TOOLS_DIR": str(tmp_path / "a-file")})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: {tmp_path / 'a-file' / 'newman-6.2.2'} "
+                           "($RESTBENCH_TOOLS_DIR): cannot make the folder newman goes in: "
+                           f"{tmp_path / 'a-file'} is a file, not a folder\n")
+    # Before: "Invalid value for '{newman}'", the choices where the argument's name goes
+    done = restbench("setup", "nosuch")
+    assert done.stderr.startswith("error: Invalid value for 'TOOL': 'nosuch' is not 'newman'.")
 
 
 @pytest.mark.parametrize("node", ["missing", "broken"])

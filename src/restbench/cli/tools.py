@@ -10,7 +10,7 @@ from restbench.runners.setup import TOOLS, install
 
 
 @main.command()
-@click.argument("tool", type=click.Choice(sorted(TOOLS)))
+@click.argument("tool", type=click.Choice(sorted(TOOLS)), metavar="TOOL")
 def setup(tool: str) -> None:
     """Install TOOL (pinned, from its package registry) where restbench's runners find it."""
     try:

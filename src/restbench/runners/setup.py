@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from restbench.errors import RestbenchError
+from restbench.paths import file_in_the_way
 
 TOOLS_ENV = "RESTBENCH_TOOLS_DIR"
 INSTALL_TIMEOUT_S = 600
@@ -61,7 +62,14 @@ def install(name: str) -> Path:
         raise RestbenchError(f"installing {name} needs npm, which is not installed: "
                              "apt-get install npm")
     prefix = tool_prefix(tool)
-    prefix.mkdir(parents=True, exist_ok=True)
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocking = file_in_the_way(prefix)
+        reason = f"{blocking} is a file, not a folder" if blocking else exc.strerror
+        where = f" (${TOOLS_ENV})" if os.environ.get(TOOLS_ENV) else ""
+        raise RestbenchError(f"{prefix}{where}: cannot make the folder {name} goes in: "
+                             f"{reason}") from None
     try:
         done = subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
