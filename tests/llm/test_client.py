@@ -208,6 +208,9 @@ def test_a_name_the_models_table_does_not_list_is_an_error_even_with_a_default_e
     ("api_key_env = 5", "api_key_env must be a string, not 5"),
     ("max_retries = -1", "max_retries must be at least 0, not -1"),
     ("max_retries = 1.5", "max_retries must be a whole number, not 1.5"),
+    # before: taken; the back-off's arithmetic then overflowed, a failed generation
+    ("max_retries = 100000000000", "max_retries must be at most 100, not 100000000000"),
+    ("timeout_s = 1e12", "timeout_s must be at most 86400, not 1000000000000.0"),
     ("timeout_s = -5", "timeout_s must be more than 0, not -5"),
     ("timeout_s = 0", "timeout_s must be more than 0, not 0"),
     ("timeout_s = nan", "timeout_s must be a finite number"),

@@ -81,9 +81,11 @@ class _Entry(BaseModel):
     api_key_env: str | None = None  # "": no key
     price: str | None = Field(None, min_length=1)
     max_concurrency: int | None = Field(None, ge=1)
-    timeout_s: float | None = Field(None, gt=0)
-    max_retries: int | None = Field(None, ge=0)
-    retry_base_s: float | None = Field(None, ge=0)
+    # Bounded: 1e11 retries overflowed the back-off's arithmetic, a failed generation instead of
+    # a configuration error
+    timeout_s: float | None = Field(None, gt=0, le=86_400)
+    max_retries: int | None = Field(None, ge=0, le=100)
+    retry_base_s: float | None = Field(None, ge=0, le=3_600)
     temperature: float | None = Field(None, ge=0)
     max_tokens: int | None = Field(None, ge=1)
     context_tokens: int | None = Field(None, ge=1)
@@ -92,6 +94,7 @@ class _Entry(BaseModel):
 _TYPES = {"string_type": "must be a string", "int_type": "must be a whole number",
           "float_type": "must be a number", "string_too_short": "must not be empty",
           "greater_than": "must be more than {gt}", "greater_than_equal": "must be at least {ge}",
+          "less_than_equal": "must be at most {le}",
           "finite_number": "must be a finite number"}
 
 
