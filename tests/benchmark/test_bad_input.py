@@ -392,6 +392,18 @@ def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:
     assert message.endswith(f"{args[0] if args[0] == 'serve' else ''} -h' for help)"), message
 
 
+@pytest.mark.parametrize(("args", "problem"), [
+    # Before: the default generators ran, and every service was listed, as for -R before
+    (["run", "-g", " , "], "-g/--generator ' , ': names no generator (it is empty); leave -g "
+                           "out for the default generators"),
+    (["list", "-s", ""], "-s/--service '': names no service (it is empty); leave -s out to "
+                         "choose every service"),
+])
+def test_an_empty_generator_or_service_is_an_error_not_the_default(args: list[str],
+                                                                   problem: str) -> None:
+    assert one_line_error(restbench(*args, timeout=60)) == f"error: {problem}"
+
+
 def test_help_and_version_still_exit_0() -> None:
     for args in (["-h"], ["run", "-h"], ["--version"]):
         done = restbench(*args, timeout=60)

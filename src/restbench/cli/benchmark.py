@@ -23,6 +23,7 @@ from restbench.cli.common import (
     generator_specs,
     llm_config_option,
     main,
+    not_empty,
     print_notice,
     progress,
     requirement_option,
@@ -212,6 +213,8 @@ async def _repeat_one(service: Service, repeat: int, database: str,
               type=click.Choice([v.value for v in Variant]),
               help="Requirement wording; repeat for several. Default: both.")
 @click.option("-g", "--generator", "generators", multiple=True,
+              callback=not_empty("-g/--generator", "generator",
+                                 "for the default generators"),
               help="Generator name (entry point) or module:attribute; repeat or comma-separate. "
                    "Default: golden and the baselines " + ", ".join(DEFAULT_GENERATORS[1:]) + ".")
 @click.option("-a", "--generator-arg", "generator_args", multiple=True, metavar="[GEN.]KEY=VALUE",

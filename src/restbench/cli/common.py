@@ -235,10 +235,6 @@ def _stop_as_on_ctrl_c(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
 
-service_option = click.option(
-    "-s", "--service", "services", multiple=True,
-    help="Built-in service name or path to a service folder; repeat or comma-separate. "
-         "Default: every built-in service.")
 workers_option = click.option("-j", "--workers", type=click.IntRange(min=1, max=MOST_WORKERS),
                               default=None,
                               help="Executions in parallel. Default: one more than the number "
@@ -268,6 +264,10 @@ def not_empty(option: str, what: str, left_out: str | None = None
     return check
 
 
+service_option = click.option(
+    "-s", "--service", "services", multiple=True, callback=not_empty("-s/--service", "service"),
+    help="Built-in service name or path to a service folder; repeat or comma-separate. "
+         "Default: every built-in service.")
 requirement_option = click.option(
     "-R", "--requirement", "requirements", multiple=True, metavar="ID[,ID...]",
     callback=not_empty("-R/--requirement", "requirement"),
