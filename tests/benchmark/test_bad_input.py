@@ -394,10 +394,10 @@ def test_a_usage_error_is_one_line(args: list[str], problem: str) -> None:
 
 @pytest.mark.parametrize(("args", "problem"), [
     # Before: the default generators ran, and every service was listed, as for -R before
-    (["run", "-g", " , "], "-g/--generator ' , ': names no generator (it is empty); leave -g "
-                           "out for the default generators"),
-    (["list", "-s", ""], "-s/--service '': names no service (it is empty); leave -s out to "
-                         "choose every service"),
+    (["run", "-g", " , "], ("-g/--generator ' , ': names no generator (it is empty); leave -g "
+                           "out for the default generators")),
+    (["list", "-s", ""], ("-s/--service '': names no service (it is empty); leave -s out to "
+                         "choose every service")),
 ])
 def test_an_empty_generator_or_service_is_an_error_not_the_default(args: list[str],
                                                                    problem: str) -> None:
