@@ -92,6 +92,33 @@ def test_files_takes_no_link_out_of_its_folder_and_says_why_a_file_is_not_taken(
     assert "hash" not in result.stdout + result.stderr
 
 
+def test_files_names_what_stands_where_a_test_file_was_looked_for(tmp_path: Path) -> None:
+    """Before: a folder, a pipe and a dangling link were each "no test file for ..."; a file
+    over the limit was read whole, then "TypeError: generate() returned a test of 3.0 MiB",
+    naming no file."""
+    folder = tmp_path / "tests"
+    (folder / "precise" / "MINI-01.py").mkdir(parents=True)
+    os.mkfifo(folder / "precise" / "MINI-02.py")
+    (folder / "vague").mkdir()
+    (folder / "vague" / "MINI-01.py").symlink_to(folder / "vague" / "gone.py")
+    (folder / "vague" / "MINI-02.py").write_text("#" * (3 * 2**20))
+    out = tmp_path / "out"
+    result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={folder}", "-o", out)
+    assert result.returncode == 1, result.stderr
+    with sqlite3.connect(out / "results.sqlite3") as db:
+        errors = {(variant, requirement): error for variant, requirement, error in
+                      db.execute("SELECT variant, requirement, error FROM generations")}
+    found = "UnreadableTestFile: " + str(folder)
+    assert errors == {
+        ("precise", "MINI-01"): f"{found}/precise/MINI-01.py: a folder, not a file: not read",
+        ("precise", "MINI-02"): f"{found}/precise/MINI-02.py: not a regular file (a pipe, "
+                                "socket or device): not read",
+        ("vague", "MINI-01"): f"{found}/vague/MINI-01.py: a link to {folder}/vague/gone.py, "
+                              "which does not exist: not read",
+        ("vague", "MINI-02"): f"{found}/vague/MINI-02.py: 3.0 MiB, over the 1 MiB a generated "
+                              "test may have: not read"}
+
+
 def test_semantic_and_vague_fair_scores_in_table_and_files(tmp_path: Path) -> None:
     # MINI-01-M1 is a status mutant without vague basis; MINI-02's two are semantic with one.
     result = restbench("run", "-s", MINI, "-g", "files", "-a", f"dir={TESTS}", "-o", tmp_path)

@@ -31,7 +31,11 @@ CODE_LIMIT_BYTES = 2**20
 
 def oversized(code: str) -> str:
     """'50.0 MiB, over the 1 MiB a generated test may have' for code over the limit, else ""."""
-    size = len(code.encode("utf-8", "replace"))
+    return oversized_file(len(code.encode("utf-8", "replace")))
+
+
+def oversized_file(size: int) -> str:
+    """`oversized`, for a test of `size` bytes."""
     if size <= CODE_LIMIT_BYTES:
         return ""
     return f"{size / 2**20:.1f} MiB, over the {CODE_LIMIT_BYTES // 2**20} MiB a generated test " \

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from restbench.errors import GeneratorError
-from restbench.generators.base import GeneratedTest, GenerationTask
+from restbench.generators.base import GeneratedTest, GenerationTask, oversized_file
 from restbench.runners import PYTEST, available_runners, load_runner, ready_runner, runner_for_file
 
 
@@ -49,6 +49,8 @@ class FilesGenerator:
         for path in candidates:
             if path.is_file():
                 return self._read(path)
+            if path.is_symlink() or path.exists():  # there, but no file to read
+                raise UnreadableTestFile(f"{path}: {_not_a_file(path, self.root)}: not read")
         raise MissingTestFile(f"no test file for {task.requirement_id} under {self.root}"
                               f"{self._near_misses(task, candidates)}")
 
@@ -60,6 +62,8 @@ class FilesGenerator:
                                      "not read")
         runner = runner_for_file(path.name)
         ready_runner(runner)  # a missing tool stops the run, naming its setup command
+        if too_big := oversized_file(path.stat().st_size):
+            raise UnreadableTestFile(f"{path}: {too_big}: not read")
         try:
             code = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -78,3 +82,17 @@ class FilesGenerator:
         names = dict.fromkeys(path.name for path in candidates)
         return (f" ({', '.join(found)} found: a test file is named {', '.join(names)}, in "
                 f"{self.root}, or its <service>/, <wording>/ or <service>/<wording>/ folder)")
+
+
+def _not_a_file(path: Path, root: Path) -> str:
+    """What stands at `path` where a test file was looked for."""
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.exists():
+            return f"a link to {target}, which does not exist"
+        if not target.is_relative_to(root):
+            return f"a link to {target}, outside {root}"
+        path = target
+    if path.is_dir():
+        return "a folder, not a file"
+    return "not a regular file (a pipe, socket or device)"
