@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import signal
@@ -15,11 +14,12 @@ import pytest
 
 from restbench import process_names
 from restbench.benchmark import load_service
+from restbench.engine.process_table import process_table
 from restbench.errors import RestbenchError
 from restbench.execution import ExecutionResult, Executor, Outcome
 from restbench.mutation import implementations_of
 from restbench.serving import ServerPool
-from tests.process_helpers import processes_mentioning
+from tests.process_helpers import live_children, processes_mentioning
 
 Run = Callable[[str], ExecutionResult]
 
@@ -179,25 +179,36 @@ def test_failure_reasons_name_the_real_error(results: dict[str, Any]) -> None:
     assert results["assertion"].reason.endswith("AssertionError: assert 1 == 2")
 
 
-def test_a_worker_that_dies_is_replaced_and_the_run_goes_on(tmp_path: Path) -> None:
+def test_a_worker_that_dies_is_replaced_and_its_test_processes_die_with_it(
+        tmp_path: Path) -> None:
+    """Its test processes too: before, becoming the sandbox user (a change of credentials)
+    cleared the running one's parent-death signal, so after Ctrl-C a test ran on under init
+    until its CPU limit, or for ever if it slept."""
     service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
     sleeper = "import time\ndef test_x():\n    time.sleep(20)\n"
 
-    async def scenario() -> tuple[ExecutionResult, ExecutionResult]:
+    async def scenario() -> tuple[ExecutionResult, ExecutionResult, list[int]]:
         async with ServerPool(tmp_path / "servers") as pool, \
                 Executor(workers=1, timeout_s=10, scratch_root=tmp_path / "exec") as executor:
             server = await pool.start(implementations_of(service)["original"])
             pending = asyncio.ensure_future(executor.execute(sleeper, server.base_url))
             await asyncio.sleep(1.0)
-            os.kill(executor._all[0].pid, signal.SIGKILL)
+            worker = executor._all[0].pid
+            tests = [pid for pid in live_children(worker)
+                     if Path(f"/proc/{pid}/comm").read_text().strip() == process_names.TEST]
+            os.kill(worker, signal.SIGKILL)
             killed = await pending
+            await asyncio.sleep(1.0)
+            table = process_table()
+            alive = [pid for pid in tests if pid in table and table[pid][0] != "Z"]
             await server.reset()
             after = await executor.execute(CASES["canonical_url"], server.base_url)
-            return killed, after
+            return killed, after, alive
 
-    killed, after = asyncio.run(scenario())
+    killed, after, alive = asyncio.run(scenario())
     assert killed.outcome is Outcome.ERROR
     assert killed.reason.startswith("worker failed")
+    assert alive == [], "test processes outlived their worker"
     assert after.outcome is Outcome.PASS, after.reason
 
 
@@ -295,59 +306,6 @@ def test_an_executor_interrupted_while_its_workers_start_stops_them(tmp_path: Pa
         return template.returncode
 
     assert asyncio.run(scenario()) is not None  # it exited and was waited for
-
-
-def _stat(pid: int) -> list[str]:
-    """/proc/PID/stat's fields from the state on (the state is [0], the parent [1], user CPU
-    time [11]); [] once the process is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return []
-
-
-def _test_processes(scratch: Path) -> list[int]:
-    pids = [int(line.partition(":")[0]) for line in processes_mentioning(str(scratch))]
-    found = []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/comm").read_text().strip() == process_names.TEST:
-                found.append(pid)
-    return found
-
-
-def test_a_test_process_dies_with_its_worker(tmp_path: Path) -> None:
-    """Before: becoming the sandbox user (a change of credentials) cleared the test process's
-    parent-death signal, so a test whose worker died (the harness interrupted) ran on,
-    reparented to init, until its CPU limit, or for ever if it slept."""
-    service = load_service(Path(__file__).parents[1] / "fixtures" / "mini")
-    spin = "def test_spin():\n    while True:\n        pass\n"
-
-    async def scenario() -> tuple[int, bool]:
-        async with ServerPool(tmp_path / "servers") as pool, \
-                Executor(workers=1, timeout_s=60, scratch_root=tmp_path / "exec") as executor:
-            server = await pool.start(implementations_of(service)["original"])
-            running = asyncio.ensure_future(executor.execute(spin, server))
-            deadline = asyncio.get_running_loop().time() + 30
-            spinning: list[int] = []
-            while not spinning:  # of the test processes, the one that runs the test spins
-                assert asyncio.get_running_loop().time() < deadline and not running.done()
-                await asyncio.sleep(0.1)
-                spinning = [pid for pid in _test_processes(tmp_path / "exec")
-                            if int((_stat(pid) or ["0"] * 12)[11]) > 20]
-            (test_pid,) = spinning
-            os.kill(int(_stat(test_pid)[1]), signal.SIGKILL)  # its worker
-            while _stat(test_pid) and _stat(test_pid)[0] != "Z" \
-                    and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.05)
-            gone = not _stat(test_pid) or _stat(test_pid)[0] == "Z"
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError, RestbenchError):
-                await running
-            return test_pid, gone
-
-    test_pid, gone = asyncio.run(scenario())
-    assert gone, f"test process {test_pid} outlived its worker"
 
 
 def _run_on_mini(code: str, folder: Path) -> ExecutionResult:
