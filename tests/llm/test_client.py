@@ -339,3 +339,28 @@ def test_an_answer_larger_than_any_completion_is_not_read_whole_nor_asked_again(
         f"model 'gpt-5-mini' at {fake.base_url}: HTTP 200: an answer over 8 MiB, more than any "
         "chat completion holds (gave up after 1 attempt)")
     assert len(fake.requests) == 1
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    # Before: taken; which price a call got depended on the order of the entries
+    ('[prices.x]\ninput = 1\noutput = 2\naliases = ["y"]\n[prices.y]\ninput = 3\noutput = 4\n',
+     "price of 'x': alias 'y' is also the price of 'y' in this file"),
+    # Before: taken, and gpt-5-mini silently billed at x's price
+    ('[prices.x]\ninput = 1\noutput = 2\naliases = ["GPT-5-mini"]\n',
+     ("price of 'x': alias 'GPT-5-mini' is the name of a known price; to change it, give "
+     "[prices.GPT-5-mini]")),
+])
+def test_an_alias_that_another_price_has_is_refused(tmp_path: Path, text: str,
+                                                    problem: str) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text(text)
+    with pytest.raises(DataError) as error:
+        ModelSettings.load(path)
+    assert str(error.value) == f"{path}: {problem}"
+
+
+def test_a_price_may_still_be_changed_under_its_own_name(tmp_path: Path) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text('[prices.gpt-5-mini]\ninput = 1\noutput = 2\naliases = ["mini"]\n')
+    table = ModelSettings.load(path).prices
+    assert table.cost("gpt-5-mini", 10**6, 10**6) == table.cost("mini", 10**6, 10**6) == 3.0

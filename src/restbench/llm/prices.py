@@ -62,10 +62,25 @@ class PriceTable:
         return table
 
     def extend(self, entries: dict[str, Any], source: str) -> None:
-        """Adds `{name: {input, output, aliases?}}` entries; later entries override earlier ones."""
+        """Adds `{name: {input, output, aliases?}}` entries; later entries override earlier ones
+        of the same name. An alias that is another entry's name or alias in `source`, or the
+        name of an earlier entry, is an error: which price applied depended on the order."""
+        earlier = {normalize(name): name for name in self._names}
+        claimed: dict[str, str] = {}  # in this source: name or alias -> its entry
+        for name in entries:
+            claimed.setdefault(normalize(name), name)
         for name, entry in entries.items():
             checked = _checked(entry, f"{source}: price of '{name}'")
             price = Price(checked.input, checked.output)
+            for alias in checked.aliases:
+                key = normalize(alias)
+                owner = claimed.setdefault(key, name)
+                if owner != name:
+                    raise DataError(f"{source}: price of '{name}': alias {alias!r} is also "
+                                    f"the price of '{owner}' in this file")
+                if key in earlier and key not in (normalize(n) for n in entries):
+                    raise DataError(f"{source}: price of '{name}': alias {alias!r} is the name "
+                                    f"of a known price; to change it, give [prices.{alias}]")
             for alias in [name, *checked.aliases]:
                 self._prices[normalize(alias)] = price
             self._names[name] = checked.aliases
