@@ -139,6 +139,25 @@ def test_a_requirement_row_without_its_keys_is_one_line(runs: dict[str, Path],
                              "model, variant, requirement, mutants, killed\n")
 
 
+def test_rows_without_a_requirement_in_common_show_no_interval(runs: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    """Before (scores.json files edited to hold no requirement rows): an interval of width 0,
+    [+0.0, +0.0], as if the change were known exactly."""
+    edited = {}
+    for name in ("base", "new"):
+        edited[name] = tmp_path / name
+        shutil.copytree(runs[name], edited[name])
+        scores = json.loads((edited[name] / "scores.json").read_text())
+        scores["requirements"] = []
+        (edited[name] / "scores.json").write_text(json.dumps(scores))
+    result = restbench("compare", edited["base"], edited["new"], "--markdown", tmp_path / "c.md")
+    assert result.returncode == 0, result.stderr
+    assert "[+0.0, +0.0]" not in result.stdout and "n/a" in result.stdout
+    assert ": no requirement scored in both runs: the MS are each run's own score, and the " \
+        "change has no interval" in " ".join(result.stdout.split())
+    assert "| n/a |" in (tmp_path / "c.md").read_text()
+
+
 @pytest.fixture(scope="module")
 def other_runs(runs: dict[str, Path]) -> dict[str, Path]:
     """BASE's generator on one wording only, and another generator: rows BASE has that these

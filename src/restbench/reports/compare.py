@@ -69,7 +69,7 @@ class RowComparison:
 
     @property
     def partial(self) -> bool:
-        return bool(self.only_base or self.only_new)
+        return bool(self.only_base or self.only_new or not self.requirements)
 
     @property
     def label(self) -> str:
@@ -208,6 +208,8 @@ def _pp(value: float) -> str:
 
 
 def _interval(row: RowComparison) -> str:
+    if not row.requirements:  # nothing to resample: not an interval of width 0
+        return "n/a"
     return f"[{row.interval[0] * 100:+.1f}, {row.interval[1] * 100:+.1f}]"
 
 
@@ -271,10 +273,14 @@ def partial_line(row: RowComparison) -> str:
     sides = [f"{side} also has {len(names)} that {other} lacks ({', '.join(names)})"
              for side, other, names in (("BASE", "NEW", row.only_base),
                                         ("NEW", "BASE", row.only_new)) if names]
-    return (f"{row.label}: compared on the {counted(row.requirements, 'requirement')} both runs "
-            "scored "
-            f"(base MS {row.base_ms * 100:.1f}% over these; BASE's own: "
-            f"{row.base_own_ms * 100:.1f}%); " + "; ".join(sides))
+    if not row.requirements:
+        compared = ("no requirement scored in both runs: the MS are each run's own score, and "
+                    "the change has no interval")
+    else:
+        compared = (f"compared on the {counted(row.requirements, 'requirement')} both runs "
+                    f"scored (base MS {row.base_ms * 100:.1f}% over these; BASE's own: "
+                    f"{row.base_own_ms * 100:.1f}%)")
+    return "; ".join([f"{row.label}: {compared}", *sides])
 
 
 def markdown(comparison: Comparison, fail_below: float | None = None) -> str:
