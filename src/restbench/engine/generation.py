@@ -23,7 +23,7 @@ from restbench.errors import RestbenchError
 from restbench.execution import Executor
 from restbench.execution.executor import CANONICAL_BASE_URL
 from restbench.generators import Cost, GeneratedTest, GenerationFailure, Generator, GeneratorSpec
-from restbench.generators.base import oversized
+from restbench.generators.base import oversized_file
 from restbench.generators.tasks import make_task, produce
 from restbench.llm import ChatResult, WaitLedger, answers_seen, queue_wait
 from restbench.llm.client import CallCache, spent
@@ -235,13 +235,13 @@ def _not_a_test(test: object) -> str:
     if not _is_cost(test.cost):
         return f"a GeneratedTest whose cost is {test.cost!r}, not Cost(usd, input_tokens, " \
             "output_tokens) of finite numbers, 0 or more"
-    if too_big := oversized(test.code):
-        return f"a test of {too_big}"
     try:
-        test.code.encode("utf-8")
+        encoded = test.code.encode("utf-8")
     except UnicodeEncodeError as exc:
         return f"a GeneratedTest whose code is not text (a lone surrogate at character " \
             f"{exc.start})"
+    if too_big := oversized_file(len(encoded)):
+        return f"a test of {too_big}"
     if not isinstance(test.runner, str):
         return f"a GeneratedTest whose runner is {type(test.runner).__name__}, not str"
     try:

@@ -65,10 +65,9 @@ class PriceTable:
         """Adds `{name: {input, output, aliases?}}` entries; later entries override earlier ones
         of the same name. An alias that is another entry's name or alias in `source`, or the
         name of an earlier entry, is an error: which price applied depended on the order."""
-        earlier = {normalize(name): name for name in self._names}
-        claimed: dict[str, str] = {}  # in this source: name or alias -> its entry
-        for name in entries:
-            claimed.setdefault(normalize(name), name)
+        earlier = {normalize(name) for name in self._names}
+        names = {normalize(name): name for name in entries}
+        claimed = dict(names)  # in this source: name or alias -> its entry
         for name, entry in entries.items():
             checked = _checked(entry, f"{source}: price of '{name}'")
             price = Price(checked.input, checked.output)
@@ -78,7 +77,7 @@ class PriceTable:
                 if owner != name:
                     raise DataError(f"{source}: price of '{name}': alias {alias!r} is also "
                                     f"the price of '{owner}' in this file")
-                if key in earlier and key not in (normalize(n) for n in entries):
+                if key in earlier and key not in names:
                     raise DataError(f"{source}: price of '{name}': alias {alias!r} is the name "
                                     f"of a known price; to change it, give [prices.{alias}]")
             for alias in [name, *checked.aliases]:

@@ -116,11 +116,11 @@ def _read_json(path: Path) -> Any:
         raise ResultsError(f"{path}: not readable JSON ({exc})") from None
 
 
-def _unfinished_run(path: Path) -> ResultsError:
+def _unfinished_run(path: Path) -> str:
     """The store fills as a run goes; scores.json is written once every test has run."""
-    return ResultsError(f"{path}: an unfinished `restbench run` (its results.sqlite3 is there, "
-                        "its scores.json is not): rerunning the same command finishes it, "
-                        "reusing what the store holds")
+    return (f"{path}: an unfinished `restbench run` (its results.sqlite3 is there, its "
+            "scores.json is not): rerunning the same command finishes it, reusing what the "
+            "store holds")
 
 
 def load_results(path: Path) -> Results:
@@ -155,7 +155,7 @@ def load_scores(path: Path) -> dict[str, Any]:
     file = path / "scores.json"
     if not file.is_file():
         if (path / "results.sqlite3").is_file():
-            raise _unfinished_run(path)
+            raise ResultsError(_unfinished_run(path))
         raise ResultsError(f"{path}: no scores.json (not a `restbench run` output folder)")
     data = _read_json(file)
     if not isinstance(data, dict) or not isinstance(data.get("scores"), list) \
