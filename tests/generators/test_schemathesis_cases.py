@@ -23,7 +23,7 @@ from restbench.engine import RunConfig, run_benchmark
 from restbench.errors import GeneratorError
 from restbench.execution import Executor
 from restbench.generators import GeneratorSpec
-from restbench.generators.baselines.schemathesis_cases import CaseDrawer, draw_cases
+from restbench.generators.baselines.schemathesis_cases import CaseDrawer, draw_cases, draw_key
 from restbench.generators.baselines.schemathesis_checks import (
     CASE_DRAWER,
     SchemathesisGenerator,
@@ -195,6 +195,39 @@ def test_a_draw_whose_generation_gives_up_is_stopped_and_close_does_not_wait() -
         assert time.monotonic() - started < 10
     with pytest.raises(RuntimeError, match="the draw was stopped"):
         endless.result(timeout=10)
+
+
+def test_a_draw_two_generations_wait_on_goes_on_until_both_give_up() -> None:
+    """Before: when one wording's generation ran out of time, the draw it shared with the other
+    wording's was stopped, and the other failed with "the draw was stopped"."""
+    drawer = CaseDrawer()
+    document, ping = _ping_document(), [("GET", "/ping")]
+
+    async def one_gives_up_then_the_other() -> None:
+        running = asyncio.ensure_future(drawer.draw_async(document, ping, {}, ENDLESS))
+        queued = asyncio.ensure_future(drawer.draw_async(document, ping, {}, ENDLESS + 1))
+        for draw in (running, queued):  # the other wording asks for the same draw
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drawer.draw_async(document, ping, {},
+                                                         ENDLESS + (draw is queued)), 1)
+        helper = drawer._helper
+        assert helper is not None and helper.poll() is None
+        assert not running.done() and not queued.done()
+        queued.cancel()
+        await asyncio.sleep(0.2)
+        assert drawer._draws[draw_key(document, ping, {}, ENDLESS + 1)].cancelled()
+        assert helper.poll() is None  # the draw under way goes on
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        assert await asyncio.to_thread(helper.wait, 10) is not None
+
+    try:
+        asyncio.run(one_gives_up_then_the_other())
+        # a draw whose waiters all gave up is drawn again when asked for again
+        assert drawer.draw(document, ping, {}, 3).result(timeout=120)
+    finally:
+        drawer.close()
 
 
 def test_a_helper_whose_harness_was_killed_stops_drawing(tmp_path: Path) -> None:

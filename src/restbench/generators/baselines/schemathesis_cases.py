@@ -136,6 +136,7 @@ class CaseDrawer:
         self._helper: subprocess.Popen[bytes] | None = None
         self._stopped = False  # the draw under way was stopped on purpose
         self._draws: dict[str, concurrent.futures.Future[list[list[DrawnCase]]]] = {}
+        self._waiting: dict[concurrent.futures.Future[list[list[DrawnCase]]], int] = {}
 
     def draw(self, document: dict[str, Any], operations: list[tuple[str, str]],
              path_parameters: dict[str, Any], examples: int
@@ -143,7 +144,8 @@ class CaseDrawer:
         key = draw_key(document, operations, path_parameters, examples)
         with self._lock:
             known = self._draws.get(key)
-            if known is not None and not (known.done() and known.exception() is not None):
+            if known is not None and not (known.done() and (known.cancelled()
+                                                               or known.exception() is not None)):
                 return known
             future = self._thread.submit(self._ask, (document, operations, path_parameters,
                                                      examples))
@@ -152,15 +154,25 @@ class CaseDrawer:
 
     async def draw_async(self, *args: Any) -> list[list[DrawnCase]]:
         future = self.draw(*args)
+        with self._lock:
+            self._waiting[future] = self._waiting.get(future, 0) + 1
         try:
-            return await asyncio.wrap_future(future)
+            return await _awaitable(future)
         except asyncio.CancelledError:
-            # The generation that asked ran out of time, or the run was interrupted: a draw
-            # under way (Hypothesis may take minutes for many examples) is stopped, so that the
-            # draws behind it, and close(), do not wait for it.
-            if future.running():
+            # The generation that asked ran out of time, or the run was interrupted. When no
+            # other generation waits on this draw (the other wording's asks for the same one),
+            # a draw not begun is dropped and one under way (Hypothesis may take minutes for
+            # many examples) is stopped, so that the draws behind it, and close(), do not wait.
+            with self._lock:
+                alone = self._waiting[future] == 1
+            if alone and not future.cancel() and future.running():
                 self._stop_draw_under_way()
             raise
+        finally:
+            with self._lock:
+                self._waiting[future] -= 1
+                if not self._waiting[future]:
+                    del self._waiting[future]
 
     def _stop_draw_under_way(self) -> None:
         with self._lock:
@@ -217,6 +229,31 @@ class CaseDrawer:
             self._draws.clear()
         self._stop_draw_under_way()
         self._thread.submit(self._stop_helper).result()
+
+
+def _awaitable(future: concurrent.futures.Future[Any]) -> asyncio.Future[Any]:
+    """An asyncio future settled as `future` is. Unlike asyncio.wrap_future's, cancelling it
+    leaves `future` alone (other generations may wait on the same draw), and a result that comes
+    after it was cancelled, or after its loop has closed, is dropped without a warning."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[Any] = loop.create_future()
+
+    def settle() -> None:
+        if waiter.done():
+            return
+        if future.cancelled():
+            waiter.cancel()
+        elif (error := future.exception()) is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(future.result())
+
+    def on_done(_: concurrent.futures.Future[Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+            loop.call_soon_threadsafe(settle)
+
+    future.add_done_callback(on_done)
+    return waiter
 
 
 def _exit_when_orphaned(parent: int) -> None:
