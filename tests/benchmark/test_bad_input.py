@@ -480,17 +480,22 @@ def test_a_table_off_a_terminal_is_never_squeezed(tmp_path: Path) -> None:
     assert "column 7 " + "h" * 30 in done.stdout
 
 
-def test_an_operation_the_openapi_document_lacks_stops_the_run_before_generating(
+def test_an_operation_the_openapi_document_lacks_stops_the_run_and_is_a_validate_problem(
         mini_service: Path, tmp_path: Path) -> None:
     """Before: list and validate passed it, and run failed each baseline's generation of that
-    requirement (exit 1, "a rerun tries them again"), lowering its scores."""
+    requirement (exit 1, "a rerun tries them again"), lowering its scores. (list reads no
+    document: it starts no server.)"""
     edit(mini_service, 'operations: ["GET /counters/{name}"]', 'operations: ["GET /counter/{name}"]')
+    problem = (f"{mini_service / 'requirements.yaml'}: requirement MINI-01: operation "
+               "'GET /counter/{name}' is not in the service's OpenAPI document")
     result = restbench("run", "-s", mini_service, "-o", tmp_path / "out")
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == (
-        f"error: {mini_service / 'requirements.yaml'}: requirement MINI-01: operation "
-        "'GET /counter/{name}' is not in the service's OpenAPI document")
+    assert result.stderr.strip().splitlines()[-1] == f"error: {problem}"
     assert "failed on" not in result.stderr
+    validated = restbench("validate", "-s", mini_service)
+    assert validated.returncode == 1, validated.stderr
+    assert f"problem: {problem}" in validated.stderr.splitlines()
+    assert "mini: 2 requirements, 3 mutants, 1 benign variant: 1 problem" in validated.stdout
 
 
 def test_list_reports_the_edits_that_do_not_apply(mini_service: Path) -> None:

@@ -582,17 +582,9 @@ def _check_operations(service: Service, document: dict[str, Any]) -> None:
     """Every operation a requirement names is in the service's OpenAPI document: one that is
     not fails the baselines' generations and cuts a model's prompt to nothing useful, which a
     rerun would only repeat."""
-    from restbench.generators.baselines.openapi import find_operation
+    from restbench.generators.baselines.openapi import missing_operations
 
-    missing = [f"{service.data_file}: requirement {requirement.id}: operation {operation!r} is "
-               "not in the service's OpenAPI document"
-               for requirement in service.requirements for operation in requirement.operations
-               if find_operation(document, operation) is None]
-    auth = service.data.auth
-    if auth is not None and find_operation(document, auth.operation) is None:
-        missing.append(f"{service.data_file}: auth.operation: {auth.operation!r} is not in the "
-                       "service's OpenAPI document")
-    if missing:
+    if missing := missing_operations(service, document):
         raise DataError("\n".join(missing))
 
 

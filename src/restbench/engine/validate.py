@@ -18,10 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from restbench.benchmark.models import Service
+from restbench.benchmark.openapi_doc import service_openapi
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
-from restbench.errors import ServiceStartError
+from restbench.errors import RestbenchError, ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, broken_edits
@@ -210,20 +211,63 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     on_event(PhaseStarted("execute", len(jobs)))
     if backend is not None:
-        failures = await _execute_and_diagnose(backend, service, plan, record, checks)
+        failures, missing = await _execute_and_check_document(backend, service, plan, record,
+                                                              checks, database)
     else:
         async with open_validation_backend(workers=workers, timeout_s=timeout_s,
                                            database=database, sandbox=sandbox, ray=ray,
                                            on_event=on_event, services=[service],
                                            mark_reach=not execute_all) as own:
-            failures = await _execute_and_diagnose(own, service, plan, record, checks)
+            failures, missing = await _execute_and_check_document(own, service, plan, record,
+                                                                  checks, database)
     service_problems = [f"{service.name}: {broken[b]}" for b in benign_ids if b in broken]
+    service_problems += missing
     service_problems += _start_problems(service, failures, checks)
     storage = "its own storage" if service.manifest is not None and \
         service.manifest.own_storage else database.describe()
     return ValidationReport(service.name, list(checks.values()), len(benign_ids),
                             len(outcomes) - plan.not_run, time.perf_counter() - started,
                             service_problems, storage, outcomes, plan.not_run)
+
+
+async def _execute_and_check_document(
+        backend: ExecutionBackend, service: Service, plan: _Plan,
+        record: Callable[[Job, ExecutionResult], None], checks: dict[str, RequirementCheck],
+        database: DatabaseChoice) -> tuple[dict[str, ServiceStartError], list[str]]:
+    """The executions, and meanwhile the check of the service's OpenAPI document."""
+    document_check = asyncio.ensure_future(_document_problems(service, backend, database))
+    try:
+        failures = await _execute_and_diagnose(backend, service, plan, record, checks)
+        return failures, await document_check
+    finally:
+        document_check.cancel()
+        await asyncio.gather(document_check, return_exceptions=True)
+
+
+async def _document_problems(service: Service, backend: ExecutionBackend,
+                             database: DatabaseChoice) -> list[str]:
+    """Each operation the requirements name that the OpenAPI document of the service's original
+    lacks (`run` stops on these before generating: the baselines and the models' prompts need
+    them). An original that does not start is reported by its executions, not here."""
+    from restbench.generators.baselines.openapi import missing_operations
+
+    async with contextlib.AsyncExitStack() as stack:
+        if isinstance(backend, LocalBackend):
+            pool = backend.pool
+        else:  # a cluster's servers are on its nodes: the document comes from one here
+            scratch = stack.enter_context(scratch_folder("restbench-validate-document-"))
+            pool = await stack.enter_async_context(ServerPool(Path(scratch), database))
+        try:
+            server = await pool.start(implementations_of(service)[ORIGINAL])
+        except ServiceStartError:
+            return []
+        try:
+            document = await service_openapi(service, server.base_url)
+        except RestbenchError as exc:
+            return [f"{service.name}: {exc}"]
+        finally:
+            await pool.stop(server)
+    return missing_operations(service, document)
 
 
 def _in_user_terms(reason: str, label: str, golden: str) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from restbench.benchmark.models import Service
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 SCHEMA_REF = re.compile(r"^#/components/schemas/([^/]+)$")
@@ -87,6 +90,20 @@ def find_operation(document: dict[str, Any], label: str) -> Operation | None:
             spec["parameters"] = [*spec.get("parameters", []), *shared]
             return Operation(method.upper(), candidate, spec)
     return None
+
+
+def missing_operations(service: Service, document: dict[str, Any]) -> list[str]:
+    """One line for each operation the service's requirements (or its `auth` block) name that
+    `document` does not have, naming the data file and the requirement."""
+    missing = [f"{service.data_file}: requirement {requirement.id}: operation {operation!r} is "
+               "not in the service's OpenAPI document"
+               for requirement in service.requirements for operation in requirement.operations
+               if find_operation(document, operation) is None]
+    auth = service.data.auth
+    if auth is not None and find_operation(document, auth.operation) is None:
+        missing.append(f"{service.data_file}: auth.operation: {auth.operation!r} is not in the "
+                       "service's OpenAPI document")
+    return missing
 
 
 def operation_or_fail(document: dict[str, Any], label: str) -> Operation:
