@@ -496,6 +496,12 @@ def test_an_operation_the_openapi_document_lacks_stops_the_run_and_is_a_validate
     assert validated.returncode == 1, validated.stderr
     assert f"problem: {problem}" in validated.stderr.splitlines()
     assert "mini: 2 requirements, 3 mutants, 1 benign variant: 1 problem" in validated.stdout
+    main = mini_service / "app" / "main.py"
+    main.write_text(main.read_text().replace("FastAPI(", "FastAPI(openapi_url=None, ", 1))
+    no_document = restbench("validate", "-s", mini_service)
+    assert no_document.returncode == 1, no_document.stderr
+    assert "problem: service mini: GET /openapi.json answered 404" in \
+        no_document.stderr.splitlines()
 
 
 def test_list_reports_the_edits_that_do_not_apply(mini_service: Path) -> None:

@@ -264,7 +264,7 @@ async def _document_problems(service: Service, backend: ExecutionBackend,
         try:
             document = await service_openapi(service, server.base_url)
         except RestbenchError as exc:
-            return [f"{service.name}: {exc}"]
+            return [str(exc)]
         finally:
             await pool.stop(server)
     return missing_operations(service, document)
