@@ -92,6 +92,35 @@ def test_golden_test_path_that_does_not_exist(mini_service: Path) -> None:
                             "outside the service folder")
 
 
+def test_a_golden_test_that_is_a_folder_or_not_a_pytest_file(mini_service: Path) -> None:
+    """Before: a folder "did not exist", and a JavaScript golden test was handed to pytest
+    ("collection error: SyntaxError: invalid syntax", naming no file)."""
+    edit(mini_service, "golden: golden/test_MINI-02.py", "golden: golden")
+    message = one_line_error(restbench("list", "-s", mini_service))
+    assert message.endswith("requirement MINI-02: golden test golden is a folder, not a file")
+    (mini_service / "golden" / "test_MINI-02.test.js").write_text("test('x', () => {});\n")
+    edit(mini_service, "golden: golden\n", "golden: golden/test_MINI-02.test.js\n")
+    message = one_line_error(restbench("validate", "-s", mini_service))
+    assert message.endswith("requirement MINI-02: golden test golden/test_MINI-02.test.js is not "
+                            "a pytest file (.py)")
+
+
+@pytest.mark.parametrize(("old", "new", "item"), [
+    ("service: mini\n", "service: ../../../tmp/elsewhere\n",
+     "field 'service': '../../../tmp/elsewhere'"),
+    ("service: mini\n", "service: Book Marks!\n", "field 'service': 'Book Marks!'"),
+    ("  - id: MINI-02\n", "  - id: ../MINI-02\n", "requirement ../MINI-02: field 'id'"),
+    ("      - id: MINI-02-M2\n", "      - id: MINI-02-M2/x\n", "field 'id': 'MINI-02-M2/x'"),
+])
+def test_a_name_that_is_not_plain_is_refused(mini_service: Path, old: str, new: str,
+                                             item: str) -> None:
+    """Before: a service named '../../../x' had its servers' folders and its build cache made
+    outside restbench's own folders (and left there)."""
+    edit(mini_service, old, new)
+    message = one_line_error(restbench("list", "-s", mini_service))
+    assert item in message and "is not a plain name" in message, message
+
+
 def test_not_yaml(mini_service: Path) -> None:
     (mini_service / "requirements.yaml").write_text("service: [mini\n")
     message = one_line_error(restbench("validate", "-s", mini_service))
@@ -486,16 +515,21 @@ def test_an_operation_the_openapi_document_lacks_stops_the_run_and_is_a_validate
     requirement (exit 1, "a rerun tries them again"), lowering its scores. (list reads no
     document: it starts no server.)"""
     edit(mini_service, 'operations: ["GET /counters/{name}"]', 'operations: ["GET /counter/{name}"]')
-    problem = (f"{mini_service / 'requirements.yaml'}: requirement MINI-01: operation "
-               "'GET /counter/{name}' is not in the service's OpenAPI document")
+    data = mini_service / "requirements.yaml"
     result = restbench("run", "-s", mini_service, "-o", tmp_path / "out")
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines()[-1] == f"error: {problem}"
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {data}: requirement MINI-01: operation 'GET /counter/{{name}}' is not in the "
+        "service's OpenAPI document")
     assert "failed on" not in result.stderr
     validated = restbench("validate", "-s", mini_service)
     assert validated.returncode == 1, validated.stderr
-    assert f"problem: {problem}" in validated.stderr.splitlines()
+    assert (f"problem: MINI-01: operation 'GET /counter/{{name}}' is not in the service's "
+            f"OpenAPI document ({data})") in validated.stderr.splitlines()
     assert "mini: 2 requirements, 3 mutants, 1 benign variant: 1 problem" in validated.stdout
+    # on its requirement's row (before: the row said "sound")
+    row = next(line for line in validated.stdout.splitlines() if "MINI-01" in line)
+    assert "operation 'GET /counter/{name}' is not in" in row and "sound" not in row
     main = mini_service / "app" / "main.py"
     main.write_text(main.read_text().replace("FastAPI(", "FastAPI(openapi_url=None, ", 1))
     no_document = restbench("validate", "-s", mini_service)

@@ -234,6 +234,11 @@ def _check_golden_files(service: Service) -> None:
             # a golden test is part of the service: it is copied and reported as the service's
             raise DataError(f"{service.data_file}: requirement {requirement.id}: golden test "
                             f"{requirement.golden} is outside the service folder")
+        where = f"{service.data_file}: requirement {requirement.id}: golden test"
+        if path.is_dir():
+            raise DataError(f"{where} {requirement.golden} is a folder, not a file")
         if not path.is_file():
-            raise DataError(f"{service.data_file}: requirement {requirement.id}: "
-                            f"golden test {requirement.golden} does not exist")
+            raise DataError(f"{where} {requirement.golden} does not exist")
+        if path.suffix != ".py":
+            # validate and run hand it to pytest whatever the service's language
+            raise DataError(f"{where} {requirement.golden} is not a pytest file (.py)")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from restbench.benchmark.manifest import Manifest, renamed
 from restbench.benchmark.text_files import read_text
@@ -29,6 +30,20 @@ class MutantKind(str, enum.Enum):
     CRASH = "crash"  # an unhandled 500 on one input path
     BLUNT = "blunt"  # the operation fails for every call
     SEMANTIC = "semantic"  # a wrong value, state, permission, order, filter or validation
+
+
+def _plain_name(value: str) -> str:
+    if not _NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a plain name (letters, digits, '-', '_' and '.', "
+                         "at most 100, not starting with '.', '-' or '_'): it names folders "
+                         "and files")
+    return value
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+# A service's, requirement's, mutant's or benign variant's name: restbench names folders, files
+# and databases by it, so it may not be a path ("../x") or hold spaces.
+Name = Annotated[str, AfterValidator(_plain_name)]
 
 
 class _Strict(BaseModel):
@@ -57,7 +72,7 @@ class Edit(_Strict):
 class Mutant(Edit):
     """A hand-written fault that violates exactly one requirement."""
 
-    id: str = Field(min_length=1)
+    id: Name
     description: str = Field(min_length=1)
     kind: MutantKind
     vague_basis: bool  # does the vague wording give a test writer a basis to detect this fault?
@@ -66,12 +81,12 @@ class Mutant(Edit):
 class BenignVariant(Edit):
     """A change that keeps every requirement and the OpenAPI contract true."""
 
-    id: str = Field(min_length=1)
+    id: Name
     description: str = Field(min_length=1)
 
 
 class Requirement(_Strict):
-    id: str = Field(min_length=1)
+    id: Name
     title: str = Field(min_length=1)
     operations: list[str] = Field(min_length=1)
     precise: str = Field(min_length=1)
@@ -109,7 +124,7 @@ class Seed(_Strict):
 class ServiceData(_Strict):
     """The content of requirements.yaml."""
 
-    service: str = Field(min_length=1)
+    service: Name
     title: str = Field(min_length=1)
     description: str = ""
     auth: Login | None = None  # optional: without it, baselines call without authentication

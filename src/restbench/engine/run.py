@@ -585,7 +585,7 @@ def _check_operations(service: Service, document: dict[str, Any]) -> None:
     from restbench.generators.baselines.openapi import missing_operations
 
     if missing := missing_operations(service, document):
-        raise DataError("\n".join(missing))
+        raise DataError("\n".join(m.describe(service.data_file) for m in missing))
 
 
 def _auth_unused(service: Service, document: dict[str, Any]) -> str | None:

@@ -16,9 +16,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from restbench.benchmark.models import Service
-from restbench.benchmark.openapi_doc import service_openapi
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
@@ -31,6 +31,9 @@ from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, require_support
 from restbench.wording import counted
+
+if TYPE_CHECKING:
+    from restbench.generators.baselines.openapi import MissingOperation
 
 NOT_JUDGED = "its runs on the mutants and benign variants were not judged"
 
@@ -51,6 +54,8 @@ class RequirementCheck:
     # Its mutants whose server did not start (their problem is the service's: it names the
     # error and where, and shows as its own line)
     not_started: list[str] = field(default_factory=list)
+    # Its operations the service's OpenAPI document does not have
+    document_problems: list[str] = field(default_factory=list)
 
     @property
     def judged(self) -> bool:
@@ -67,9 +72,10 @@ class RequirementCheck:
     @property
     def problems(self) -> list[str]:
         if not self.judged:
-            return [f"{self.golden_problem}; {NOT_JUDGED}", *self.broken]
+            return [f"{self.golden_problem}; {NOT_JUDGED}", *self.broken,
+                    *self.document_problems]
         return [*([self.golden_problem] if self.golden_problem else []), *self.broken,
-                *self.variant_problems]
+                *self.variant_problems, *self.document_problems]
 
     @property
     def ok(self) -> bool:
@@ -221,7 +227,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
             failures, missing = await _execute_and_check_document(own, service, plan, record,
                                                                   checks, database)
     service_problems = [f"{service.name}: {broken[b]}" for b in benign_ids if b in broken]
-    service_problems += missing
+    service_problems += _document_problems_by_requirement(service, missing, checks)
     service_problems += _start_problems(service, failures, checks)
     storage = "its own storage" if service.manifest is not None and \
         service.manifest.own_storage else database.describe()
@@ -233,7 +239,8 @@ async def validate_service(service: Service, *, workers: int | None = None,
 async def _execute_and_check_document(
         backend: ExecutionBackend, service: Service, plan: _Plan,
         record: Callable[[Job, ExecutionResult], None], checks: dict[str, RequirementCheck],
-        database: DatabaseChoice) -> tuple[dict[str, ServiceStartError], list[str]]:
+        database: DatabaseChoice
+) -> tuple[dict[str, ServiceStartError], list[MissingOperation] | str]:
     """The executions, and meanwhile the check of the service's OpenAPI document."""
     document_check = asyncio.ensure_future(_document_problems(service, backend, database))
     try:
@@ -245,10 +252,12 @@ async def _execute_and_check_document(
 
 
 async def _document_problems(service: Service, backend: ExecutionBackend,
-                             database: DatabaseChoice) -> list[str]:
+                             database: DatabaseChoice) -> list[MissingOperation] | str:
     """Each operation the requirements name that the OpenAPI document of the service's original
     lacks (`run` stops on these before generating: the baselines and the models' prompts need
-    them). An original that does not start is reported by its executions, not here."""
+    them), or why the document could not be read. An original that does not start is reported
+    by its executions, not here."""
+    from restbench.benchmark.openapi_doc import service_openapi  # httpx: only when needed
     from restbench.generators.baselines.openapi import missing_operations
 
     async with contextlib.AsyncExitStack() as stack:
@@ -264,10 +273,27 @@ async def _document_problems(service: Service, backend: ExecutionBackend,
         try:
             document = await service_openapi(service, server.base_url)
         except RestbenchError as exc:
-            return [str(exc)]
+            return str(exc)
         finally:
             await pool.stop(server)
     return missing_operations(service, document)
+
+
+def _document_problems_by_requirement(service: Service, found: list[MissingOperation] | str,
+                                      checks: dict[str, RequirementCheck]) -> list[str]:
+    """Puts each operation missing from the document on its requirement's row; returns the
+    service's own problems (the login's operation missing, the document unreadable)."""
+    if isinstance(found, str):
+        return [found]
+    own = []
+    for missing in found:
+        if missing.requirement is None:
+            own.append(missing.describe(service.data_file))
+        else:
+            checks[missing.requirement].document_problems.append(
+                f"{missing.requirement}: operation {missing.operation!r} is not in the service's "
+                f"OpenAPI document ({service.data_file})")
+    return own
 
 
 def _in_user_terms(reason: str, label: str, golden: str) -> str:

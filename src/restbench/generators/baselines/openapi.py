@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from restbench.benchmark.models import Service
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -92,18 +94,28 @@ def find_operation(document: dict[str, Any], label: str) -> Operation | None:
     return None
 
 
-def missing_operations(service: Service, document: dict[str, Any]) -> list[str]:
-    """One line for each operation the service's requirements (or its `auth` block) name that
-    `document` does not have, naming the data file and the requirement."""
-    missing = [f"{service.data_file}: requirement {requirement.id}: operation {operation!r} is "
-               "not in the service's OpenAPI document"
-               for requirement in service.requirements for operation in requirement.operations
-               if find_operation(document, operation) is None]
-    auth = service.data.auth
-    if auth is not None and find_operation(document, auth.operation) is None:
-        missing.append(f"{service.data_file}: auth.operation: {auth.operation!r} is not in the "
-                       "service's OpenAPI document")
-    return missing
+@dataclass(frozen=True)
+class MissingOperation:
+    """An operation the service's data names that its OpenAPI document does not have."""
+
+    requirement: str | None  # the requirement that lists it; None: the `auth` block's login
+    operation: str
+
+    def describe(self, data_file: Path) -> str:
+        where = f"requirement {self.requirement}: operation" if self.requirement else \
+            "auth.operation:"
+        return f"{data_file}: {where} {self.operation!r} is not in the service's OpenAPI document"
+
+
+def missing_operations(service: Service, document: dict[str, Any]) -> list[MissingOperation]:
+    """The operations the service's requirements (or its `auth` block) name that `document`
+    does not have."""
+    named = [(requirement.id, operation) for requirement in service.requirements
+             for operation in requirement.operations]
+    if service.data.auth is not None:
+        named.append((None, service.data.auth.operation))
+    return [MissingOperation(requirement, operation) for requirement, operation in named
+            if find_operation(document, operation) is None]
 
 
 def operation_or_fail(document: dict[str, Any], label: str) -> Operation:
