@@ -57,6 +57,11 @@ def test_a_bad_manifest_is_one_line_naming_the_table_and_the_problem(notes: Path
     assert "[start.ready]" in _manifest_error(notes, 'ready = "GET /health"', 'ready = "/health"')
     assert "{prot}" in _manifest_error(notes, 'PORT = "{port}"', 'PORT = "{prot}"')
     shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    # Before: every instance but one failed with "address already in use", or, alone, with
+    # "it listens on port 8765, not on ..." after the start's time limit.
+    assert "[start]: neither 'command' nor 'env' has {port}" in _manifest_error(
+        notes, 'PORT = "{port}"', 'PORT = "8765"')
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
     assert "[reset]" in _manifest_error(notes, 'request = "POST /__reset"',
                                         'request = "POST /__reset"\ncommand = ["true"]')
     shutil.copy(NOTES / "service.toml", notes / "service.toml")
@@ -203,7 +208,9 @@ def test_an_instance_listening_on_a_port_of_its_own_is_told_so(notes: Path,
         probe.bind(("127.0.0.1", 0))
         own_port = probe.getsockname()[1]
     manifest = notes / "service.toml"
-    manifest.write_text(manifest.read_text().replace('PORT = "{port}"', f'PORT = "{own_port}"')
+    # told its port (a manifest that never says {port} does not load), and listening elsewhere
+    manifest.write_text(manifest.read_text()
+                        .replace('PORT = "{port}"', f'PORT = "{own_port}", GIVEN = "{{port}}"')
                         .replace("timeout_s = 20", "timeout_s = 2"))
     service = load_service(notes)
 

@@ -19,11 +19,15 @@ STORAGE_CHOICES = (OWN_STORAGE, "sqlite", "postgres")
 _REQUEST = re.compile(r"^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) (/\S*)$")
 
 
-def _check_placeholders(text: str) -> str:
+def _placeholders(text: str) -> list[str]:
     try:
-        names = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+        return [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
     except ValueError as exc:
         raise ValueError(f"{text!r}: {exc}") from None
+
+
+def _check_placeholders(text: str) -> str:
+    names = _placeholders(text)
     unknown = [name for name in names if name not in PLACEHOLDERS]
     if unknown:
         raise ValueError(f"{text!r}: unknown placeholder {{{unknown[0]}}} (known: "
@@ -106,6 +110,15 @@ class Start(_Strict):
     @classmethod
     def _ready(cls, value: str) -> str:
         return _request(value)
+
+    @model_validator(mode="after")
+    def _told_its_port(self) -> Start:
+        # Instances run side by side, each on a port restbench picks: one that is not told it
+        # listens where another already does.
+        if not any("port" in _placeholders(text) for text in [*self.command, *self.env.values()]):
+            raise ValueError("neither 'command' nor 'env' has {port}: the instance must listen "
+                             "on the port restbench gives it (several run at once)")
+        return self
 
 
 class Reset(_Strict):
