@@ -47,3 +47,13 @@ def test_a_golden_test_that_fails_on_the_original_is_one_problem(mini_service: P
     assert "benign variant MINI-B1" not in done.stdout + done.stderr
     assert re.search(r"^mini: 1 requirement, 1 mutant, 1 benign variant: 1 problem \(",
                      done.stdout, re.MULTILINE), done.stdout
+
+
+def test_a_golden_test_without_a_test_function_is_named(mini_service: Path) -> None:
+    """Before: "(error: no test ran)", naming no file."""
+    (mini_service / "golden" / "test_MINI-02.py").write_text("import requests\n")
+    done = restbench("validate", "-s", mini_service, "-R", "MINI-02")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ("problem: MINI-02: golden test does not pass on the original (error: no test ran: "
+            "golden/test_MINI-02.py has no test function (named test_...)); its runs on the "
+            "mutants and benign variants were not judged") in done.stderr.splitlines()

@@ -300,6 +300,8 @@ def _in_user_terms(reason: str, label: str, golden: str) -> str:
     """A reason naming the service's golden file where it names the sandbox's copy (the
     executor runs a test named after its label as test_<label>.py), and without pytest's advice
     about its own -v, which the user cannot pass."""
+    if reason == "no test ran":
+        return f"no test ran: {golden} has no test function (named test_...)"
     copy = f"{named_test_file(label, '.py')}::"
     return reason.replace(copy, f"{golden}::").replace("\n  Use -v to get more diff", "") \
         .removesuffix("Use -v to get more diff").rstrip()
