@@ -55,7 +55,7 @@ def test_an_original_that_does_not_start_is_one_problem_and_nothing_is_sound(
     report = _validate(mini_service)
     assert len(report.problems) == 1
     assert report.problems[0].startswith("mini original did not start: ")
-    assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
+    assert report.problems[0].endswith("(so its 4 mutants and benign variants did not run either)")
     assert report.executions == 0
     assert not any(check.ok for check in report.checks)
     assert "sound" not in render(report)
@@ -85,7 +85,7 @@ def test_an_original_that_hangs_at_import_is_one_problem_after_the_start_limit(
     report = _validate(mini_service)
     assert len(report.problems) == 1, report.problems
     assert "did not finish importing and warming up within 4 s" in report.problems[0]
-    assert report.problems[0].endswith("(and so did 4 mutants and benign variants)")
+    assert report.problems[0].endswith("(so its 4 mutants and benign variants did not run either)")
     assert report.executions == 0
 
 
@@ -109,7 +109,7 @@ def test_a_server_stuck_in_its_startup_is_named_by_its_line_and_stops_the_others
     assert starts == 1  # the original's: one start limit, not one per implementation
     assert report.problems == [(
         "mini original did not start: not started within 4 s (its import, create_app or "
-        f"startup did not finish) at {main}:13 (and so did 4 mutants and benign variants)")]
+        f"startup did not finish) at {main}:13 (so its 4 mutants and benign variants did not run either)")]
 
 
 def _stuck_validate(service: Path, memory: Path) -> subprocess.Popen[str]:
@@ -197,8 +197,8 @@ def test_an_app_that_holds_more_than_a_server_may_is_named_with_the_setting(
     assert len(report.problems) == 1, report.problems
     assert re.fullmatch(r"mini original did not start: the app holds 3\d\d MiB of memory once "
                         r"imported, over the 200 MiB a server may hold "
-                        r"\(RESTBENCH_SERVER_MEMORY_MB raises it\) \(and so did 4 mutants and "
-                        r"benign variants\)", report.problems[0]), report.problems
+                        r"\(RESTBENCH_SERVER_MEMORY_MB raises it\) \(so its 4 mutants and "
+                        r"benign variants did not run either\)", report.problems[0]), report.problems
     monkeypatch.delenv("RESTBENCH_SERVER_MEMORY_MB")  # the default, 1 GiB, lets it start
     assert _validate(mini_service).problems == []
 

@@ -322,11 +322,12 @@ def _start_problems(service: Service, failures: dict[str, ServiceStartError],
                     checks: dict[str, RequirementCheck]) -> list[str]:
     """The service's problems of the implementations that did not start, one each; a mutant's
     requirement notes it too. Where the original did not start, the others (the original with
-    an edit) fail the same way: they are counted, not listed."""
+    an edit) would fail the same way, and are not tried once it has: counted, not listed."""
     if ORIGINAL in failures:
         others = len(failures) - 1
         return [_named(service, ORIGINAL, failures[ORIGINAL])
-                + (f" (and so did {others} mutants and benign variants)" if others else "")]
+                + (f" (so its {counted(others, 'mutant or benign variant', 'mutants and benign variants')}"
+                   " did not run either)" if others else "")]
     requirement_of = {m.id: r.id for r in service.requirements for m in r.mutants}
     for implementation in failures:
         if implementation in requirement_of:
