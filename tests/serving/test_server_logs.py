@@ -87,3 +87,18 @@ def test_a_request_queued_behind_an_endpoint_that_raised_is_answered(tmp_path: P
     assert answer.startswith(b"HTTP/1.1 500 ")
     assert answer.count(b"HTTP/1.1 ") == 2 and b'{"value":1}' in answer, answer
     assert "ERROR:    Exception in ASGI application" in log and "RuntimeError: boom" in log, log
+
+
+def test_a_log_tail_shows_a_line_repeated_in_a_row_once_with_its_count(tmp_path: Path) -> None:
+    """Before: a ready route polled until the start's time limit filled the error's quote of the
+    log with six copies of its access line, hiding what came before."""
+    from restbench.serving.logs import log_tail
+
+    log = tmp_path / "server.log"
+    log.write_text("listening on 8080\nwarning: no seed file\n"
+                   + '"GET /healthz" 404\n' * 40 + "shutting down\n")
+    assert log_tail(log) == ('listening on 8080 | warning: no seed file | "GET /healthz" 404 (x40) '
+                             "| shutting down")
+    log.write_text("")
+    assert log_tail(log) == "(empty log)"
+    assert log_tail(tmp_path / "missing.log") == "(no log)"
