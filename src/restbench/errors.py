@@ -25,5 +25,9 @@ class ServiceStartError(RestbenchError):
     """A service implementation did not start or stopped answering."""
 
 
+class ServiceBuildError(ServiceStartError):
+    """A service implementation's build (its manifest's [build] command) failed."""
+
+
 class SelectionError(RestbenchError):
     """A requirement id or glob given on the command line names nothing."""

@@ -131,6 +131,9 @@ def test_mutants_that_do_not_build_or_start_are_reported_like_start_failures(
         f"properties of undefined (reading 'call') at {notes}/server/dist/main.js:" in output
     assert "(with the edit of mutant NOTE-03-M9 applied)" in output
     assert "mutants killed" in output  # the others ran as usual
+    # the table's row says which (before: "did not start" for both)
+    row = next(line for line in validated.stdout.splitlines() if "NOTE-03" in line)
+    assert "NOTE-03-M8 did not build" in row, validated.stdout
 
 
 def test_the_reset_route_is_the_harness_s_and_exchanges_are_recorded(

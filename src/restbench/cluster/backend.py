@@ -42,7 +42,7 @@ from restbench.cluster.node import NewCall, NodeRunner
 from restbench.engine.events import EventHandler, Notice
 from restbench.engine.generation import GenerationRequest
 from restbench.engine.jobs import MIN_CHUNK, Done, Job
-from restbench.errors import RestbenchError, ServiceStartError
+from restbench.errors import RestbenchError, ServiceBuildError, ServiceStartError
 from restbench.llm.config import ModelEnvironment
 from restbench.serving import server_limits
 from restbench.serving.databases import DatabaseChoice
@@ -371,7 +371,8 @@ class RayBackend:
                     item.batch.on_done(item.jobs[index], result)
                 else:
                     implementation = item.jobs[0].implementation.id
-                    item.batch.failures.setdefault(implementation, ServiceStartError(
+                    failure = ServiceBuildError if report[2] else ServiceStartError
+                    item.batch.failures.setdefault(implementation, failure(
                         f"{report[1]} (on Ray node {node.name})"))
         except NODE_LOST as exc:
             left = [job for index, job in enumerate(item.jobs) if index not in reported]

@@ -29,6 +29,7 @@ from restbench.engine.events import Event, Notice
 from restbench.engine.generation import GenerationRequest, generate, release_thread
 from restbench.engine.jobs import Job, open_executor
 from restbench.engine.live import LiveServers
+from restbench.errors import ServiceBuildError
 from restbench.execution import ExecutionResult, Executor
 from restbench.generators import Generator, GeneratorSpec
 from restbench.generators.registry import load_generator
@@ -60,7 +61,8 @@ class NodeCalls:
 
 
 # What `run` yields for each job: ("done", index in the chunk, result), or once, when the
-# implementation cannot start: ("failed", reason); the chunk's later jobs then do not run.
+# implementation cannot start: ("failed", reason, whether its build failed); the chunk's later
+# jobs then do not run.
 Report = tuple[str, int, ExecutionResult] | tuple[str, str]
 
 
@@ -128,7 +130,7 @@ class NodeRunner:
             while not reports.empty():
                 yield reports.get_nowait()
             for error in running.result().values():
-                yield ("failed", str(error))
+                yield ("failed", str(error), isinstance(error, ServiceBuildError))
         finally:
             running.cancel()
 

@@ -22,7 +22,7 @@ from restbench.benchmark.models import Service
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
-from restbench.errors import RestbenchError, ServiceStartError
+from restbench.errors import RestbenchError, ServiceBuildError, ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, broken_edits
@@ -54,6 +54,7 @@ class RequirementCheck:
     # Its mutants whose server did not start (their problem is the service's: it names the
     # error and where, and shows as its own line)
     not_started: list[str] = field(default_factory=list)
+    not_built: list[str] = field(default_factory=list)  # the same, for a failed build
     # Its operations the service's OpenAPI document does not have
     document_problems: list[str] = field(default_factory=list)
 
@@ -79,7 +80,8 @@ class RequirementCheck:
 
     @property
     def ok(self) -> bool:
-        return not self.problems and not self.not_started and self.golden is Outcome.PASS
+        return not self.problems and not self.not_started and not self.not_built and \
+            self.golden is Outcome.PASS
 
 
 @dataclass
@@ -329,9 +331,11 @@ def _start_problems(service: Service, failures: dict[str, ServiceStartError],
                 + (f" (so its {counted(others, 'mutant or benign variant', 'mutants and benign variants')}"
                    " did not run either)" if others else "")]
     requirement_of = {m.id: r.id for r in service.requirements for m in r.mutants}
-    for implementation in failures:
+    for implementation, error in failures.items():
         if implementation in requirement_of:
-            checks[requirement_of[implementation]].not_started.append(implementation)
+            check = checks[requirement_of[implementation]]
+            (check.not_built if isinstance(error, ServiceBuildError)
+             else check.not_started).append(implementation)
     return [_named(service, implementation, error) for implementation, error in failures.items()]
 
 

@@ -89,7 +89,8 @@ def validation_table(report: ValidationReport) -> Table:
     for check in report.checks:
         golden = check.golden.value if check.golden else "not run"
         troubles = [*(_in_brief(problem, check.requirement) for problem in check.problems),
-                    *(f"{m} did not start (below)" for m in check.not_started)]
+                    *(f"{m} did not start (below)" for m in check.not_started),
+                    *(f"{m} did not build (below)" for m in check.not_built)]
         status = "[green]sound[/]" if check.ok else \
             f"[red]{escape('; '.join(troubles) or 'not checked (see the problems below)')}[/]"
         table.add_row(check.requirement, golden, _killed_cell(check), status)

@@ -28,7 +28,7 @@ import httpx
 
 from restbench.benchmark.manifest import Manifest, Request, fill
 from restbench.cache_folder import cache_root
-from restbench.errors import ServiceStartError
+from restbench.errors import ServiceBuildError, ServiceStartError
 from restbench.execution.environment import clean_environment
 from restbench.execution.limits import SERVER_FILE_SIZE_LIMIT_BYTES, limit_file_size
 from restbench.execution.namespaces import die_with_parent
@@ -116,7 +116,7 @@ async def build(implementation: Implementation, tree: Path, manifest: Manifest) 
                 env=clean_environment(HOME=str(home)), start_new_session=True,
                 preexec_fn=_die_with_harness)
         except OSError as exc:
-            raise ServiceStartError(f"{name} did not build: cannot run {command[0]!r}: "
+            raise ServiceBuildError(f"{name} did not build: cannot run {command[0]!r}: "
                                     f"{exc.strerror}") from None
         try:
             code = await asyncio.wait_for(process.wait(), manifest.build.timeout_s)
@@ -124,10 +124,10 @@ async def build(implementation: Implementation, tree: Path, manifest: Manifest) 
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
-            raise ServiceStartError(f"{name} did not build: {' '.join(command)} took more than "
+            raise ServiceBuildError(f"{name} did not build: {' '.join(command)} took more than "
                                     f"{manifest.build.timeout_s:g} s; log: {log_file}") from None
     if code != 0:
-        raise ServiceStartError(f"{name} did not build: {' '.join(command)} exited with {code}: "
+        raise ServiceBuildError(f"{name} did not build: {' '.join(command)} exited with {code}: "
                                 f"{_summary(log_file)}; log: {log_file}")
     await asyncio.to_thread(_store_build, tree, builds, key)
 

@@ -429,7 +429,7 @@ class ServerPool:
             source = await self._built_source_for(implementation)
         except ServiceStartError as exc:
             copy = self._sources / implementation.service.name / implementation.id
-            raise ServiceStartError(_in_user_terms(str(exc), implementation, copy)) from None
+            raise type(exc)(_in_user_terms(str(exc), implementation, copy)) from None
         instance = next(self._instances)
         database_url = "" if manifest.own_storage else await asyncio.to_thread(
             self._databases.create, source,
