@@ -204,6 +204,28 @@ async def _never_ready(notes: Path, tmp_path: Path) -> None:
             await pool.start(implementations_of(service)["original"])
 
 
+def test_a_reset_route_that_fails_is_quoted_with_its_answer_and_the_log(notes: Path,
+                                                                       tmp_path: Path) -> None:
+    """Before: only "answered 500": why was in the service's log, which it did not quote."""
+    main = notes / "server" / "src" / "main.js"
+    main.write_text(main.read_text().replace(
+        "    notes.reset();\n    return send(response, 200, { status: \"reset\" });",
+        "    console.error('reset broke: seed file missing');\n"
+        "    return send(response, 500, { detail: 'seed missing' });"))
+    service = load_service(notes)
+
+    async def start_and_reset() -> None:
+        async with ServerPool(tmp_path / "servers") as pool:
+            server = await pool.start(implementations_of(service)["original"])
+            await server.reset()
+
+    with pytest.raises(ServiceStartError) as raised:
+        asyncio.run(start_and_reset())
+    message = str(raised.value)
+    assert "reset POST /__reset ([reset] request of service.toml) answered 500: " in message
+    assert "seed missing" in message and "reset broke: seed file missing" in message, message
+
+
 def test_an_instance_listening_on_a_port_of_its_own_is_told_so(notes: Path,
                                                                 tmp_path: Path) -> None:
     """Before: only "no answer", and the user was left to find out why."""

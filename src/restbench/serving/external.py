@@ -213,7 +213,8 @@ class ExternalServer:
                     request.method, f"http://127.0.0.1:{self.port}{request.path}")
                 if response.status_code >= 300:
                     raise ServiceStartError(f"{name}: reset {reset.request} ([reset] request "
-                                            f"of service.toml) answered {response.status_code}")
+                                            f"of service.toml) answered {response.status_code}: "
+                                            f"{response.text[:200]!r}; log: {self.log_tail()}")
             else:
                 assert reset.command is not None
                 await self._reset_command(reset.command, reset.timeout_s, name)
