@@ -121,6 +121,15 @@ def test_a_name_that_is_not_plain_is_refused(mini_service: Path, old: str, new: 
     assert item in message and "is not a plain name" in message, message
 
 
+def test_an_operation_that_is_not_method_and_path_is_refused_by_list(mini_service: Path) -> None:
+    """Before: list took it; validate and run then said it was not in the OpenAPI document."""
+    edit(mini_service, 'operations: ["GET /counters/{name}"]', 'operations: ["FETCH counters"]')
+    message = one_line_error(restbench("list", "-s", mini_service))
+    assert message.endswith("requirement MINI-01: field 'operations[0]': 'FETCH counters' is not "
+                            "'METHOD /path' as the OpenAPI document writes the path (e.g. "
+                            "'GET /notes/{id}')"), message
+
+
 def test_not_yaml(mini_service: Path) -> None:
     (mini_service / "requirements.yaml").write_text("service: [mini\n")
     message = one_line_error(restbench("validate", "-s", mini_service))

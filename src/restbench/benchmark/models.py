@@ -46,6 +46,17 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 Name = Annotated[str, AfterValidator(_plain_name)]
 
 
+def _operation(value: str) -> str:
+    if not _OPERATION.fullmatch(value):
+        raise ValueError(f"{value!r} is not 'METHOD /path' as the OpenAPI document writes the "
+                         "path (e.g. 'GET /notes/{id}')")
+    return value
+
+
+_OPERATION = re.compile(r"(GET|PUT|POST|DELETE|OPTIONS|HEAD|PATCH|TRACE) /\S*")
+Operation = Annotated[str, AfterValidator(_operation)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -88,7 +99,7 @@ class BenignVariant(Edit):
 class Requirement(_Strict):
     id: Name
     title: str = Field(min_length=1)
-    operations: list[str] = Field(min_length=1)
+    operations: list[Operation] = Field(min_length=1)
     precise: str = Field(min_length=1)
     vague: str = Field(min_length=1)
     golden: str = Field(min_length=1)
