@@ -237,6 +237,45 @@ def test_interrupted_run_resumes_with_the_same_numbers(
     assert scores_by_variant(output) == scores_by_variant(reference)
 
 
+def test_sigterm_ends_a_model_run_whose_sigint_is_ignored(tmp_path: Path) -> None:
+    """A shell's background job (`restbench run ... &` in a script, nohup) ignores SIGINT.
+    Before: SIGTERM then hung a run with a model for ever in its cleanup, its servers and
+    workers alive (6 of 6 tries)."""
+    from restbench.llm.fake import FakeLLMServer, Reply
+
+    answer = "```python\ndef test_nothing():\n    assert True\n```"
+    with FakeLLMServer(lambda request: Reply(content=answer, delay_s=2)) as fake:
+        models = tmp_path / "models.toml"
+        models.write_text(f'[models.slow]\nbase_url = "{fake.base_url}"\napi_key_env = ""\n')
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        ignoring_sigint = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                           "os.execv(sys.executable, [sys.executable, '-m', 'restbench.cli', "
+                           "*sys.argv[1:]])")  # SIG_IGN outlives exec, as a shell's does
+        process = subprocess.Popen(
+            [sys.executable, "-c", ignoring_sigint, "run", "-s", str(MINI), "-g", "single-step",
+             "-m", "slow", "-V", "precise", "--llm-config", str(models),
+             "-o", str(tmp_path / "out")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "TMPDIR": str(scratch)})
+        try:
+            deadline = time.monotonic() + 60
+            while not fake.requests:  # generating: its model calls are under way
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+            time.sleep(2.2)  # the answers are in, their tests execute (it hung here 3 of 3 times)
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("error: interrupted"), stderr
+    assert "Traceback" not in stderr and "was never awaited" not in stderr
+    assert list(scratch.iterdir()) == []
+
+
 def test_ray_nodes_get_no_model_keys_unless_a_generator_uses_a_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a run hands to Ray nodes for generating: the README promises the keys travel only

@@ -140,14 +140,41 @@ RESUMABLE = "interrupted; everything finished so far is saved, rerun the same co
 
 
 def run_async(coroutine: Any, interrupted: str = RESUMABLE) -> Any:
-    """Runs the command's coroutine; a user error is one line (exit 2), Ctrl-C says
-    `interrupted` (exit 130)."""
+    """Runs the command's coroutine; a user error is one line (exit 2), Ctrl-C (or SIGTERM)
+    says `interrupted` (exit 130)."""
     try:
-        return asyncio.run(coroutine)
+        return run_stoppable(coroutine)
     except RestbenchError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
         fail(interrupted, code=130)
+
+
+def run_stoppable(coroutine: Any) -> Any:
+    """asyncio.run of the command's coroutine, which SIGTERM stops as Ctrl-C does: cancelled,
+    it cleans up, then KeyboardInterrupt is raised."""
+    global _terminated
+    _terminated = False
+    try:
+        return asyncio.run(_as_main_task(coroutine))
+    except asyncio.CancelledError:
+        if not _terminated:
+            raise
+        raise KeyboardInterrupt from None
+
+
+# The command's coroutine while it runs, for SIGTERM to cancel where SIGINT is ignored.
+_main_task: asyncio.Task[Any] | None = None
+_terminated = False
+
+
+async def _as_main_task(coroutine: Any) -> Any:
+    global _main_task
+    _main_task = asyncio.current_task()
+    try:
+        return await coroutine
+    finally:
+        _main_task = None
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
@@ -229,9 +256,18 @@ def _stop_as_on_ctrl_c(signum: int, frame: object) -> None:
     """SIGTERM (a CI job's time limit, a batch scheduler, `kill`) ends a command as Ctrl-C does:
     what it made is saved, and its servers, workers and scratch folders go with it. The default
     action would end the process at once and leave them."""
+    global _terminated
     if callable(signal.getsignal(signal.SIGINT)):  # Python's handler, or asyncio.run's
         signal.raise_signal(signal.SIGINT)
-    else:  # ignored, as in a shell's background job: the handler is not there to call
+    elif _main_task is not None and not _main_task.done() and not _terminated:
+        # SIGINT ignored (a shell's background job), so asyncio.run has no handler: do what
+        # its handler does, cancel the command's task so that it cleans up, and wake the loop.
+        # (A KeyboardInterrupt raised here would land in whatever the loop was running, and a
+        # task hit by it may never finish: the command hung in its cleanup.)
+        _terminated = True
+        _main_task.cancel()
+        _main_task.get_loop().call_soon_threadsafe(lambda: None)
+    else:  # not in the event loop (or a second SIGTERM): as a second Ctrl-C does
         raise KeyboardInterrupt
 
 

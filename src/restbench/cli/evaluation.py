@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from restbench.cli.common import (
     main,
     not_empty,
     progress,
+    run_stoppable,
     split,
     user_errors,
 )
@@ -90,7 +90,7 @@ def agent_eval(test_file: Path | None, service: str | None, results_dir: Path, a
                             max_steps=max_steps, workers=workers, database=database,
                             case_timeout_s=case_timeout_s, fresh=fresh)
         with progress() as handle:
-            report = asyncio.run(evaluate_agent(config, on_event=handle))
+            report = run_stoppable(evaluate_agent(config, on_event=handle))
     console.print(results_table(report.summary, report.results))
     console.print("results: " + ", ".join(str(path) for path in report.files.values()),
                   highlight=False)
@@ -145,7 +145,7 @@ def grade_command(datasets: tuple[str, ...], models: tuple[str, ...], grader: st
                              output_dir=output_dir, generator=generator, llm_config=llm_config,
                              fresh=fresh)
         with progress() as handle:
-            report = asyncio.run(grade(config, on_event=handle))
+            report = run_stoppable(grade(config, on_event=handle))
     console.print(summary_table([run.summary() for run in report.runs]))
     for run in report.runs:
         console.print(f"results: {run.results_file}", highlight=False, soft_wrap=True)
