@@ -386,11 +386,13 @@ def test_refine_records_a_judge_that_cannot_answer_as_a_failure(
     assert "round 1: judge call failed" in error and "HTTP 400: Requested tokens" in error
     assert details["stopped"] == "judge failed" and details["rounds"][0]["verdict"] == "failed"
     notes = [e.message for e in events if "judge call failed" in getattr(e, "message", "")]
-    # which of a requirement's five targets failed (before: five identical notes)
+    # which of a requirement's five targets failed (before: five identical notes), and the
+    # model (before: not named, so with several models the note did not say which)
     assert sorted(note.split(": round 1")[0] for note in notes) == [
-        "refine failed on MINI-01 (precise)", "refine failed on MINI-01 (precise, against MINI-01-M1)",
-        "refine failed on MINI-02 (precise)", "refine failed on MINI-02 (precise, against MINI-02-M1)",
-        "refine failed on MINI-02 (precise, against MINI-02-M2)"]
+        f"refine (gpt-5-mini) failed on {target})" for target in (
+            "MINI-01 (precise", "MINI-01 (precise, against MINI-01-M1",
+            "MINI-02 (precise", "MINI-02 (precise, against MINI-02-M1",
+            "MINI-02 (precise, against MINI-02-M2")]
 
 
 def test_a_base_url_without_v1_fails_every_generation_with_a_hint_and_exit_1(

@@ -231,8 +231,9 @@ class _Runner:
                                  not_the_generators=(ToolMissing,))
         if row.status != "ok":
             self.counts["generation_failures"] += 1
-            self.on_event(Notice(f"{cell.request.spec.label()} failed on {row.requirement} "
-                                 f"({_wording_and_target(row)}): {row.error}"))
+            model = f" ({cell.request.model})" if cell.request.model != NO_MODEL else ""
+            self.on_event(Notice(f"{cell.request.spec.label()}{model} failed on "
+                                 f"{row.requirement} ({_wording_and_target(row)}): {row.error}"))
         self._tell_cuts(row)
         return row
 
