@@ -348,6 +348,19 @@ def test_an_answer_larger_than_any_completion_is_not_read_whole_nor_asked_again(
     assert len(fake.requests) == 1
 
 
+def test_a_streamed_answer_is_named_and_not_asked_again() -> None:
+    """Before: "malformed answer (Expecting value: line 1 column 1 (char 0))", asked again."""
+    stream = Reply(body='data: {"choices": [{"delta": {"content": "hi"}}]}\n\ndata: [DONE]\n\n',
+                   content_type="text/event-stream; charset=utf-8")
+    with FakeLLMServer([stream, "never asked"]) as fake, pytest.raises(LLMError) as error:
+        complete(config(fake))
+    assert str(error.value) == (
+        f"model 'gpt-5-mini' at {fake.base_url}: the endpoint answered a stream "
+        "(text/event-stream), not one JSON answer: restbench does not read streamed answers; "
+        "turn streaming off on the server (gave up after 1 attempt)")
+    assert len(fake.requests) == 1
+
+
 def test_a_price_may_still_be_changed_under_its_own_name(tmp_path: Path) -> None:
     path = tmp_path / "models.toml"
     path.write_text('[prices.gpt-5-mini]\ninput = 1\noutput = 2\naliases = ["mini"]\n')

@@ -264,6 +264,11 @@ def _tell_usage_unreported(config: ModelConfig, problem: str) -> None:
                     "calls count as 0 tokens and $0", config.name, config.base_url, problem)
 
 
+def _streamed(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower() == \
+        "text/event-stream"
+
+
 def _error_text(response: httpx.Response, body: bytes) -> str:
     try:
         error = json.loads(body).get("error")
@@ -473,6 +478,12 @@ class ChatClient:
                     problem = (f"HTTP {response.status_code}: an answer over "
                                f"{ANSWER_LIMIT_BYTES // 2**20} MiB, more than any chat "
                                "completion holds")
+                    break
+                if response.status_code == 200 and _streamed(response):
+                    # a server that streams whatever it is asked; asking again will not help
+                    problem = ("the endpoint answered a stream (text/event-stream), not one JSON "
+                               "answer: restbench does not read streamed answers; turn streaming "
+                               "off on the server")
                     break
                 if response.status_code == 200:
                     try:

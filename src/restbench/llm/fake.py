@@ -29,6 +29,7 @@ class Reply:
     status: int = 200
     delay_s: float = 0.0
     body: str | None = None  # sent as it is (a malformed answer) instead of a proper one
+    content_type: str = "application/json"  # of `body`
     usage: tuple[int, int] = (100, 50)
     finish_reason: str | None = None  # default: "tool_calls" with tool calls, else "stop"
 
@@ -126,10 +127,11 @@ class FakeLLMServer:
             def log_message(self, *_: Any) -> None:
                 pass
 
-            def _send(self, status: int, payload: str, extra: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, payload: str, extra: dict[str, str] | None = None,
+                      content_type: str = "application/json") -> None:
                 data = payload.encode()
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for name, value in (extra or {}).items():
                     self.send_header(name, value)
@@ -196,7 +198,7 @@ class FakeLLMServer:
                         {"error": {"message": reply.content or "scripted failure",
                                    "type": "scripted"}}), {"retry-after": "0"})
                 elif reply.body is not None:
-                    self._send(200, reply.body)
+                    self._send(200, reply.body, content_type=reply.content_type)
                 else:
                     self._send(200, json.dumps(_completion(reply, request.get("model", ""),
                                                            number)))
