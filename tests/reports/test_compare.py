@@ -198,6 +198,9 @@ def test_runs_without_a_row_in_common_fail_the_gate(runs: dict[str, Path],
         assert line in result.stdout
     ungated = restbench("compare", runs["base"], other_runs["golden"])
     assert ungated.returncode == 0, ungated.stderr
+    # before: "no mutant changed its fate", as if something had been compared
+    assert "nothing compared: no row of NEW matches a row of BASE" in ungated.stdout
+    assert "no mutant changed its fate" not in ungated.stdout
 
 
 def test_requirements_missing_from_new_are_named_and_fail_the_gate(

@@ -54,6 +54,7 @@ def report(folders: tuple[Path, ...], output: Path, stryker_dir: Path | None) ->
 def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float | None) -> None:
     """The MS change from run BASE to run NEW, with a paired bootstrap interval."""
     from restbench.reports.compare import (
+        NO_ROW_IN_COMMON,
         changed_lines,
         compare_runs,
         comparison_table,
@@ -65,8 +66,9 @@ def compare(base: Path, new: Path, markdown_file: Path | None, fail_below: float
     with user_errors("interrupted"):
         comparison = compare_runs(base, new)
     console.print(comparison_table(comparison))
-    for line in [*(changed_lines(comparison) or ["no mutant changed its fate"]),
-                 *one_sided_lines(comparison)]:
+    unchanged = "no mutant changed its fate" if comparison.rows else \
+        f"nothing compared: {NO_ROW_IN_COMMON}"
+    for line in [*(changed_lines(comparison) or [unchanged]), *one_sided_lines(comparison)]:
         console.print(line, highlight=False, soft_wrap=True)
     if markdown_file is not None:
         text = markdown(comparison, fail_below)

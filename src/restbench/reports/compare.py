@@ -76,6 +76,9 @@ class RowComparison:
         return row_label((self.generator, self.model, self.service, self.variant))
 
 
+NO_ROW_IN_COMMON = "no row of NEW matches a row of BASE (generator × model × service × wording)"
+
+
 @dataclass(frozen=True)
 class GateFailure:
     kind: str  # regression, missing, nothing compared
@@ -108,8 +111,7 @@ class Comparison:
                                               f"(allowed: -{threshold_points:g}pp)")
                     for row in self.regressions(threshold_points)]
         if not self.rows:
-            failures.append(GateFailure("nothing compared", "no row of NEW matches a row of "
-                                        "BASE (generator × model × service × wording)"))
+            failures.append(GateFailure("nothing compared", NO_ROW_IN_COMMON))
         elif self.only_base:
             failures.append(GateFailure("missing", f"{counted(len(self.only_base), 'row')} of BASE "
                                         "not in NEW: " + ", ".join(row_label(key)
