@@ -337,3 +337,26 @@ def test_todo_scored_through_files_in_javascript_and_postman(tmp_path: Path) -> 
     mutants = len(resolve_services(["todo"])[0].requirement("TODO-01").mutants)
     assert float(rows["precise"]["killed"]) == mutants == float(rows["precise"]["mutants"])
     assert float(rows["vague"]["killed"]) == 1
+
+
+def test_test_workers_look_for_tools_where_the_harness_does(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a worker starts without the harness's HOME, so with another HOME (and no
+    $RESTBENCH_TOOLS_DIR) the sandbox showed, and newman ran from, the account's default
+    folder, not the one `restbench setup newman` had installed into."""
+    from restbench.execution import Executor
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("RESTBENCH_TOOLS_DIR", raising=False)
+
+    async def worker_environment() -> dict[str, str]:
+        async with Executor(1, 10, tmp_path / "exec") as executor:
+            deadline = asyncio.get_running_loop().time() + 60
+            while not executor._all:
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.05)
+            raw = Path(f"/proc/{executor._all[0].pid}/environ").read_bytes()
+        return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+    environment = asyncio.run(worker_environment())
+    assert environment["RESTBENCH_TOOLS_DIR"] == str(tmp_path / "home/.local/share/restbench/tools")

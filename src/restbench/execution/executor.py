@@ -36,7 +36,7 @@ from restbench.runners import PYTEST, ready_runner
 from restbench.runners.base import named_test_file, test_file_name
 from restbench.runners.node import HEAP_LIMIT_MB
 from restbench.runners.sandboxed import SCRATCH, tool_command
-from restbench.runners.setup import TOOLS_ENV
+from restbench.runners.setup import TOOLS_ENV, tools_root
 from restbench.scratch import owned_folder
 
 log = logging.getLogger(__name__)
@@ -382,8 +382,8 @@ class Executor:
                     str(self._scratch_root / "mnt"), "1" if self.isolated else "0", kind,
                     stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
                     stderr=log_output, pass_fds=(theirs.fileno(),),
-                    env=clean_environment(**{k: v for k, v in os.environ.items()
-                                             if k == TOOLS_ENV}),
+                    # the folder this process finds tools in: the worker has no HOME of ours
+                    env=clean_environment(**{TOOLS_ENV: str(tools_root())}),
                     cwd=self._scratch_root, start_new_session=True)
             theirs.close()
             template = _Template(process, ours, log_file)
