@@ -147,6 +147,8 @@ async def _validate_each(services: list[Service], workers: int | None, timeout_s
                 for problem in report.problems:  # in full: the table gives their first lines
                     errors.print(f"[red]problem:[/] {escape(_without_blank_lines(problem))}",
                                  highlight=False)
+                for note in report.notes:
+                    errors.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
                 console.print(report.summary(), highlight=False)
                 all_ok &= report.ok
     return 0 if all_ok else 1

@@ -16,13 +16,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from restbench.benchmark.models import Service
 from restbench.engine.backend import ExecutionBackend, LocalBackend
 from restbench.engine.events import Advanced, Event, EventHandler, PhaseStarted, ignore
 from restbench.engine.jobs import UNREACHED_OUTPUT, UNREACHED_REASON, Job, open_executor
-from restbench.errors import RestbenchError, ServiceBuildError, ServiceStartError
+from restbench.engine.validate_document import check_document, original_document
+from restbench.errors import ServiceBuildError, ServiceStartError
 from restbench.execution import ExecutionResult, Outcome
 from restbench.mutation import Implementation, implementations_of
 from restbench.mutation.apply import ORIGINAL, broken_edits
@@ -31,9 +32,6 @@ from restbench.scratch import scratch_folder
 from restbench.serving import ServerPool
 from restbench.serving.databases import DatabaseChoice, require_support
 from restbench.wording import counted
-
-if TYPE_CHECKING:
-    from restbench.generators.baselines.openapi import MissingOperation
 
 NOT_JUDGED = "its runs on the mutants and benign variants were not judged"
 
@@ -97,6 +95,8 @@ class ValidationReport:
     outcomes: dict[tuple[str, str], str] = field(default_factory=dict)
     # Passes on benign variants recorded without running: the test never reached their edit.
     not_run: int = 0
+    # What is worth fixing but no problem (answers the OpenAPI document does not declare)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
@@ -181,6 +181,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
     checks = {r.id: RequirementCheck(r.id, [m.id for m in r.mutants]) for r in service.requirements}
     benign_ids = [b.id for b in service.data.benign]
     outcomes: dict[tuple[str, str], str] = {}
+    golden_exchanges: dict[str, tuple[dict[str, Any], ...]] = {}  # on the original
     jobs: list[Job] = []
     for requirement in service.requirements:
         code = service.golden_code(requirement)
@@ -201,6 +202,7 @@ async def validate_service(service: Service, *, workers: int | None = None,
         kind = job.implementation.kind
         if kind == ORIGINAL:
             check.golden, check.golden_reason = result.outcome, result.reason
+            golden_exchanges[job.label] = result.exchanges
             if result.outcome is not Outcome.PASS:
                 reason = _in_user_terms(result.reason, job.label,
                                         service.requirement(job.label).golden)
@@ -219,83 +221,41 @@ async def validate_service(service: Service, *, workers: int | None = None,
 
     on_event(PhaseStarted("execute", len(jobs)))
     if backend is not None:
-        failures, missing = await _execute_and_check_document(backend, service, plan, record,
+        failures, document = await _execute_and_read_document(backend, service, plan, record,
                                                               checks, database)
     else:
         async with open_validation_backend(workers=workers, timeout_s=timeout_s,
                                            database=database, sandbox=sandbox, ray=ray,
                                            on_event=on_event, services=[service],
                                            mark_reach=not execute_all) as own:
-            failures, missing = await _execute_and_check_document(own, service, plan, record,
+            failures, document = await _execute_and_read_document(own, service, plan, record,
                                                                   checks, database)
+    found = check_document(service, document, golden_exchanges)
+    for requirement, problems in found.by_requirement.items():
+        checks[requirement].document_problems += problems
     service_problems = [f"{service.name}: {broken[b]}" for b in benign_ids if b in broken]
-    service_problems += _document_problems_by_requirement(service, missing, checks)
+    service_problems += found.problems
     service_problems += _start_problems(service, failures, checks)
     storage = "its own storage" if service.manifest is not None and \
         service.manifest.own_storage else database.describe()
     return ValidationReport(service.name, list(checks.values()), len(benign_ids),
                             len(outcomes) - plan.not_run, time.perf_counter() - started,
-                            service_problems, storage, outcomes, plan.not_run)
+                            service_problems, storage, outcomes, plan.not_run, found.notes)
 
 
-async def _execute_and_check_document(
+async def _execute_and_read_document(
         backend: ExecutionBackend, service: Service, plan: _Plan,
         record: Callable[[Job, ExecutionResult], None], checks: dict[str, RequirementCheck],
         database: DatabaseChoice
-) -> tuple[dict[str, ServiceStartError], list[MissingOperation] | str]:
-    """The executions, and meanwhile the check of the service's OpenAPI document."""
-    document_check = asyncio.ensure_future(_document_problems(service, backend, database))
+) -> tuple[dict[str, ServiceStartError], dict[str, Any] | str | None]:
+    """The executions, and meanwhile the reading of the original's OpenAPI document."""
+    reading = asyncio.ensure_future(original_document(service, backend, database))
     try:
         failures = await _execute_and_diagnose(backend, service, plan, record, checks)
-        return failures, await document_check
+        return failures, await reading
     finally:
-        document_check.cancel()
-        await asyncio.gather(document_check, return_exceptions=True)
-
-
-async def _document_problems(service: Service, backend: ExecutionBackend,
-                             database: DatabaseChoice) -> list[MissingOperation] | str:
-    """Each operation the requirements name that the OpenAPI document of the service's original
-    lacks (`run` stops on these before generating: the baselines and the models' prompts need
-    them), or why the document could not be read. An original that does not start is reported
-    by its executions, not here."""
-    from restbench.benchmark.openapi_doc import service_openapi  # httpx: only when needed
-    from restbench.generators.baselines.openapi import missing_operations
-
-    async with contextlib.AsyncExitStack() as stack:
-        if isinstance(backend, LocalBackend):
-            pool = backend.pool
-        else:  # a cluster's servers are on its nodes: the document comes from one here
-            scratch = stack.enter_context(scratch_folder("restbench-validate-document-"))
-            pool = await stack.enter_async_context(ServerPool(Path(scratch), database))
-        try:
-            server = await pool.start(implementations_of(service)[ORIGINAL])
-        except ServiceStartError:
-            return []
-        try:
-            document = await service_openapi(service, server.base_url)
-        except RestbenchError as exc:
-            return str(exc)
-        finally:
-            await pool.stop(server)
-    return missing_operations(service, document)
-
-
-def _document_problems_by_requirement(service: Service, found: list[MissingOperation] | str,
-                                      checks: dict[str, RequirementCheck]) -> list[str]:
-    """Puts each operation missing from the document on its requirement's row; returns the
-    service's own problems (the login's operation missing, the document unreadable)."""
-    if isinstance(found, str):
-        return [found]
-    own = []
-    for missing in found:
-        if missing.requirement is None:
-            own.append(missing.describe(service.data_file))
-        else:
-            checks[missing.requirement].document_problems.append(
-                f"{missing.requirement}: operation {missing.operation!r} is not in the service's "
-                f"OpenAPI document ({service.data_file})")
-    return own
+        reading.cancel()
+        await asyncio.gather(reading, return_exceptions=True)
 
 
 def _in_user_terms(reason: str, label: str, golden: str) -> str:

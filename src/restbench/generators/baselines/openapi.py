@@ -94,6 +94,27 @@ def find_operation(document: dict[str, Any], label: str) -> Operation | None:
     return None
 
 
+def operation_at(document: dict[str, Any], method: str, path: str) -> Operation | None:
+    """The operation that answers `method` on the concrete `path` ("/notes/3"); of several
+    that match, the one with the fewest path parameters ("/users/me" before "/users/{id}")."""
+    matches = [(template.count("{"), template)
+               for template, item in (document.get("paths") or {}).items()
+               if isinstance(item, dict) and method.lower() in item
+               and _template_pattern(template).fullmatch(path.rstrip("/") or "/")]
+    return find_operation(document, f"{method} {min(matches)[1]}") if matches else None
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{[^}/]*\}", template.rstrip("/") or "/")
+    return re.compile("[^/]+".join(map(re.escape, parts)))
+
+
+def declares_status(operation: Operation, status: int) -> bool:
+    """Whether the operation's responses name `status`, its class (`4XX`) or a `default`."""
+    declared = {str(key).upper() for key in operation.spec.get("responses") or {}}
+    return bool(declared & {str(status), f"{str(status)[0]}XX", "DEFAULT"})
+
+
 @dataclass(frozen=True)
 class MissingOperation:
     """An operation the service's data names that its OpenAPI document does not have."""
