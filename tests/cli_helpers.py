@@ -20,6 +20,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -147,6 +149,18 @@ def start_interruptible(*args: str | Path, cwd: Path | None = None,
     return subprocess.Popen([sys.executable, "-m", "restbench.cli", *map(str, args)],
                             cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
+
+
+@contextmanager
+def killed_if_left(process: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """`process`, killed on the way out if it is still running (a test that failed before it
+    ended leaves nothing behind)."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
 
 
 def serve_until_its_child_is_killed(*args: str | Path, marker: bytes) -> tuple[int, list[str]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import restbench, start_interruptible
+from tests.cli_helpers import killed_if_left, restbench, start_interruptible
 from tests.process_helpers import processes_mentioning
 
 
@@ -126,7 +126,7 @@ def test_an_interrupted_bench_leaves_nothing(service: str, stop_signal: signal.S
     scratch.mkdir()
     process = start_interruptible("bench", "-s", target, "-n", "40",
                                   env={**os.environ, "TMPDIR": str(scratch)})
-    try:
+    with killed_if_left(process):
         deadline = time.monotonic() + 120
         # the naive mode's first pytest is running
         while not list(scratch.glob("restbench-bench-*/naive-0/test_generated.py")):
@@ -134,10 +134,6 @@ def test_an_interrupted_bench_leaves_nothing(service: str, stop_signal: signal.S
             time.sleep(0.05)
         process.send_signal(stop_signal)
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     assert list(scratch.iterdir()) == []

@@ -23,7 +23,7 @@ from restbench.generators import GeneratorSpec
 from restbench.reports.export import write_results
 from restbench.reports.load import load_run
 from restbench.reports.stryker import stryker_report
-from tests.cli_helpers import restbench, start_interruptible
+from tests.cli_helpers import killed_if_left, restbench, start_interruptible
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 MINI = FIXTURES / "mini"
@@ -258,7 +258,7 @@ def test_sigterm_ends_a_model_run_whose_sigint_is_ignored(tmp_path: Path) -> Non
              "-o", str(tmp_path / "out")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "TMPDIR": str(scratch)})
-        try:
+        with killed_if_left(process):
             deadline = time.monotonic() + 60
             while not fake.requests:  # generating: its model calls are under way
                 assert time.monotonic() < deadline and process.poll() is None
@@ -266,10 +266,6 @@ def test_sigterm_ends_a_model_run_whose_sigint_is_ignored(tmp_path: Path) -> Non
             time.sleep(2.2)  # the answers are in, their tests execute (it hung here 3 of 3 times)
             process.send_signal(signal.SIGTERM)
             _, stderr = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1].startswith("error: interrupted"), stderr
     assert "Traceback" not in stderr and "was never awaited" not in stderr
