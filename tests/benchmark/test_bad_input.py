@@ -130,6 +130,17 @@ def test_an_operation_that_is_not_method_and_path_is_refused_by_list(mini_servic
                             "'GET /notes/{id}')"), message
 
 
+def test_a_flag_written_as_text_is_refused(mini_service: Path) -> None:
+    """Before: "no" (quoted) was taken as false, and "yes" as true."""
+    text = (mini_service / "requirements.yaml").read_text()
+    first = text.index("vague_basis: ")
+    flag = text[first:text.index("\n", first)]
+    (mini_service / "requirements.yaml").write_text(
+        text[:first] + 'vague_basis: "no"' + text[first + len(flag):])
+    message = one_line_error(restbench("list", "-s", mini_service))
+    assert message.endswith("field 'vague_basis': Input should be a valid boolean"), message
+
+
 def test_not_yaml(mini_service: Path) -> None:
     (mini_service / "requirements.yaml").write_text("service: [mini\n")
     message = one_line_error(restbench("validate", "-s", mini_service))

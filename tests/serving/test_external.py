@@ -70,6 +70,13 @@ def test_a_bad_manifest_is_one_line_naming_the_table_and_the_problem(notes: Path
     shutil.copy(NOTES / "service.toml", notes / "service.toml")
     assert "[build.colour]: unknown key" in _manifest_error(notes, "timeout_s = 60",
                                                              "timeout_s = 60\ncolour = 1")
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    # Before: "20" was taken as 20, and inf as a start that may take for ever
+    assert "[start.timeout_s]: Input should be a valid number" in _manifest_error(
+        notes, "timeout_s = 20", 'timeout_s = "20"')
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    assert "[start.timeout_s]: Input should be a finite number" in _manifest_error(
+        notes, "timeout_s = 20", "timeout_s = inf")
 
 
 def test_a_diff_mutant_that_no_longer_applies_names_the_hunk(notes: Path) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from restbench.execution.limits import LONGEST_TIMEOUT_S
 
 MANIFEST_FILE = "service.toml"
 PLACEHOLDERS = ("port", "data_dir", "database_url")
@@ -58,6 +60,10 @@ def _request(value: str) -> Request:
     return Request(value)
 
 
+# A time limit as TOML writes a number (20 or 20.5, not "20"): above 0, at most a day
+Seconds = Annotated[float, Field(gt=0, le=LONGEST_TIMEOUT_S, strict=True, allow_inf_nan=False)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -86,7 +92,7 @@ class Source(_Strict):
 
 class Build(_Strict):
     command: Command
-    timeout_s: float = Field(default=300.0, gt=0)
+    timeout_s: Seconds = 300.0
 
     _check = field_validator("command")(_command)
 
@@ -95,7 +101,7 @@ class Start(_Strict):
     command: Command
     env: dict[str, str] = {}
     ready: str
-    timeout_s: float = Field(default=20.0, gt=0)
+    timeout_s: Seconds = 20.0
 
     _check = field_validator("command")(_command)
 
@@ -124,7 +130,7 @@ class Start(_Strict):
 class Reset(_Strict):
     request: str | None = None
     command: Command | None = None
-    timeout_s: float = Field(default=10.0, gt=0)
+    timeout_s: Seconds = 10.0
 
     @field_validator("request")
     @classmethod

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
 
 from restbench.benchmark.manifest import Manifest, renamed
 from restbench.benchmark.text_files import read_text
@@ -86,7 +94,7 @@ class Mutant(Edit):
     id: Name
     description: str = Field(min_length=1)
     kind: MutantKind
-    vague_basis: bool  # does the vague wording give a test writer a basis to detect this fault?
+    vague_basis: StrictBool  # does the vague wording give a test writer a basis to detect this fault?
 
 
 class BenignVariant(Edit):
@@ -119,7 +127,7 @@ class Login(_Strict):
 
     operation: str = Field(pattern=r"^[A-Z]+ /\S*$")  # e.g. "POST /users/login"
     body: dict[str, Any]  # the seeded credentials, sent as JSON or as a form
-    form: bool = False  # application/x-www-form-urlencoded instead of JSON
+    form: StrictBool = False  # application/x-www-form-urlencoded instead of JSON
     token: str = Field(min_length=1)  # dotted path of the token in the JSON answer: "user.token"
     header: str = "Authorization"
     format: str = Field(default="Bearer {token}", pattern=r"\{token\}")
