@@ -11,9 +11,10 @@ from pydantic import ValidationError
 
 from restbench.benchmark.manifest import MANIFEST_FILE, Manifest
 from restbench.benchmark.models import Database, Service, ServiceData
+from restbench.benchmark.openapi_doc import read_openapi_file
 from restbench.benchmark.text_files import read_text
 from restbench.documents import DocumentError, parse_toml
-from restbench.errors import DataError
+from restbench.errors import DataError, RestbenchError
 
 # libyaml's safe loader when PyYAML was built with it (its wheels are): the same documents,
 # ~10x faster (a service's requirements.yaml in 5-15 ms, not 60-160, on every command)
@@ -192,8 +193,13 @@ def _check_manifest_files(service: Service, manifest: Manifest) -> None:
     where = service.root / MANIFEST_FILE
     if not service.app_dir.is_dir():
         raise DataError(f"{where}: [source.tree]: folder {manifest.source.tree} does not exist")
-    if manifest.openapi.file is not None and not (service.root / manifest.openapi.file).is_file():
-        raise DataError(f"{where}: [openapi.file]: {manifest.openapi.file} does not exist")
+    if manifest.openapi.file is not None:
+        if not (service.root / manifest.openapi.file).is_file():
+            raise DataError(f"{where}: [openapi.file]: {manifest.openapi.file} does not exist")
+        try:
+            read_openapi_file(service)
+        except RestbenchError as exc:
+            raise DataError(str(exc)) from None
 
 
 def _check_ids(service: Service) -> None:

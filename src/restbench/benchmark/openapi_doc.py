@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from restbench.documents import parse_json
 from restbench.errors import RestbenchError
 
@@ -25,8 +23,14 @@ async def service_openapi(service: Service, base_url: str) -> dict[str, Any]:
         path = manifest.openapi.url.split(" ", 1)[1] if manifest and manifest.openapi.url \
             else "/openapi.json"
         return await fetch_openapi(base_url, service.name, path=path)
-    assert manifest.openapi.file is not None
-    where = service.root / manifest.openapi.file
+    return read_openapi_file(service)
+
+
+def read_openapi_file(service: Service) -> dict[str, Any]:
+    """The OpenAPI document of a service whose manifest names a file (a one-line RestbenchError
+    when it is not a JSON document with operations)."""
+    assert service.manifest is not None and service.manifest.openapi.file is not None
+    where = service.root / service.manifest.openapi.file
     try:
         document = parse_json(where.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -39,6 +43,8 @@ async def fetch_openapi(base_url: str, service: str,
                         path: str = "/openapi.json") -> dict[str, Any]:
     """GET {base_url}/openapi.json: a document with at least one operation, else a one-line
     RestbenchError naming the service (no answer in time, an error status, not JSON, empty)."""
+    import httpx  # here: reading a service's document file needs none of it
+
     url = f"{base_url}{path}"
     timeout_s = timeout_s or float(os.environ.get(TIMEOUT_ENV) or FETCH_TIMEOUT_S)
     try:
