@@ -78,6 +78,9 @@ def test_a_bad_manifest_is_one_line_naming_the_table_and_the_problem(notes: Path
     assert "[start.timeout_s]: Input should be a finite number" in _manifest_error(
         notes, "timeout_s = 20", "timeout_s = inf")
     shutil.copy(NOTES / "service.toml", notes / "service.toml")
+    assert "[reset.request]: 'POST /__reset/{port}': no placeholders here" in _manifest_error(
+        notes, 'request = "POST /__reset"', 'request = "POST /__reset/{port}"')
+    shutil.copy(NOTES / "service.toml", notes / "service.toml")
     # Before: list took it; validate and run found it only once they had started a server
     (notes / "openapi.json").write_text("{not json")
     with pytest.raises(DataError, match=r"openapi.json: not a readable JSON OpenAPI document: "

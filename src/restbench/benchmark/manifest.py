@@ -135,6 +135,9 @@ class Reset(_Strict):
     @field_validator("request")
     @classmethod
     def _request_form(cls, value: str | None) -> str | None:
+        if value is not None and _placeholders(value):
+            raise ValueError(f"{value!r}: no placeholders here (they are for commands and env): "
+                             "restbench sends the request to the instance's own port")
         return None if value is None else _request(value)
 
     @field_validator("command")
