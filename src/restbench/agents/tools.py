@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from restbench.benchmark.openapi_doc import path_pattern
 from restbench.serving.control import UNRECORDED_HEADERS
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -130,13 +131,6 @@ def _security(operation: dict[str, Any], document: dict[str, Any]) -> tuple[str,
                                for name in requirement))
 
 
-def _pattern(path: str) -> re.Pattern[str]:
-    parts = re.split(r"(\{[^}/]+\})", path)
-    regex = "".join(f"(?P<p{i}>[^/]+)" if part.startswith("{") else re.escape(part)
-                    for i, part in enumerate(parts))
-    return re.compile(f"^{regex}$")
-
-
 def _path_names(path: str) -> list[str]:
     return re.findall(r"\{([^}/]+)\}", path)
 
@@ -200,7 +194,7 @@ def tools_from_openapi(service: str, document: dict[str, Any]) -> list[Tool]:
                 description=_describe(operation, method, path, bool(security)),
                 parameters=parameters, params=params, body_media_type=media,
                 body_schema=body_schema, body_flattened=flattened, security=security,
-                _pattern=_pattern(path)))
+                _pattern=path_pattern(path)))
     return tools
 
 

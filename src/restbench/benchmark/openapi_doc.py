@@ -1,8 +1,10 @@
-"""Reading a running service's OpenAPI document, with a clear error for each way it goes wrong."""
+"""Reading a running service's OpenAPI document, with a clear error for each way it goes wrong;
+matching a request's path to the document's path templates."""
 
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from restbench.documents import parse_json
@@ -72,3 +74,12 @@ def _checked(document: Any, service: str, where: str) -> dict[str, Any]:
         raise RestbenchError(f"service {service}: {where} has no operations (an empty "
                              "or malformed OpenAPI document); generators need the API's contract")
     return document
+
+
+def path_pattern(template: str) -> re.Pattern[str]:
+    """The paths a template such as "/notes/{id}" stands for, each parameter a group (`p1`,
+    `p3`, ...: named after its place among the template's parts)."""
+    parts = re.split(r"(\{[^}/]+\})", template)
+    regex = "".join(f"(?P<p{i}>[^/]+)" if part.startswith("{") else re.escape(part)
+                    for i, part in enumerate(parts))
+    return re.compile(f"^{regex}$")

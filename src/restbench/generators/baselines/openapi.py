@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from restbench.benchmark.openapi_doc import path_pattern
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -100,13 +102,8 @@ def operation_at(document: dict[str, Any], method: str, path: str) -> Operation 
     matches = [(template.count("{"), template)
                for template, item in (document.get("paths") or {}).items()
                if isinstance(item, dict) and method.lower() in item
-               and _template_pattern(template).fullmatch(path.rstrip("/") or "/")]
+               and path_pattern(template.rstrip("/") or "/").match(path.rstrip("/") or "/")]
     return find_operation(document, f"{method} {min(matches)[1]}") if matches else None
-
-
-def _template_pattern(template: str) -> re.Pattern[str]:
-    parts = re.split(r"\{[^}/]*\}", template.rstrip("/") or "/")
-    return re.compile("[^/]+".join(map(re.escape, parts)))
 
 
 def declares_status(operation: Operation, status: int) -> bool:
